@@ -1,0 +1,636 @@
+/* remote.c - the remote driver's device ops: probing, device info fetched
+   once from pocld, memory objects, queues and samplers.  */
+
+#include <stddef.h>
+#include <string.h>
+
+#include "common.h"
+#include "common_driver.h"
+#include "devices.h"
+#include "pocl_remote.h"
+#include "pocl_image_util.h"
+#include "pocl_util.h"
+#include "remote.h"
+
+static const char remote_device_name[] = "remote";
+
+/* Every device of this driver, for marking them unavailable on loss.  */
+static cl_device_id remote_devices[POCL_REMOTE_MAX_DEVICES];
+static unsigned num_remote_devices = 0;
+
+enum info_kind
+{
+  K_U32,
+  K_U64,
+  K_SIZE,
+  K_SIZE3,
+  K_STR,
+  K_NAMEVER
+};
+
+typedef struct info_field
+{
+  cl_device_info param;
+  size_t offset;
+  enum info_kind kind;
+} info_field;
+
+#define F(param, field, kind)                                                 \
+  {                                                                           \
+    param, offsetof (struct _cl_device_id, field), kind                       \
+  }
+
+/* Device properties copied from the server's device.  Anything missing
+   keeps PoCL's default.  */
+static const info_field info_fields[] = {
+  F (CL_DEVICE_TYPE, type, K_U64),
+  F (CL_DEVICE_VENDOR_ID, vendor_id, K_U32),
+  F (CL_DEVICE_MAX_COMPUTE_UNITS, max_compute_units, K_U32),
+  F (CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, max_work_item_dimensions, K_U32),
+  F (CL_DEVICE_MAX_WORK_GROUP_SIZE, max_work_group_size, K_SIZE),
+  F (CL_DEVICE_MAX_WORK_ITEM_SIZES, max_work_item_sizes, K_SIZE3),
+  F (CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, preferred_vector_width_char,
+     K_U32),
+  F (CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, preferred_vector_width_short,
+     K_U32),
+  F (CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, preferred_vector_width_int, K_U32),
+  F (CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, preferred_vector_width_long,
+     K_U32),
+  F (CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, preferred_vector_width_float,
+     K_U32),
+  F (CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, preferred_vector_width_double,
+     K_U32),
+  F (CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, preferred_vector_width_half,
+     K_U32),
+  F (CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR, native_vector_width_char, K_U32),
+  F (CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT, native_vector_width_short, K_U32),
+  F (CL_DEVICE_NATIVE_VECTOR_WIDTH_INT, native_vector_width_int, K_U32),
+  F (CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG, native_vector_width_long, K_U32),
+  F (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, native_vector_width_float, K_U32),
+  F (CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, native_vector_width_double, K_U32),
+  F (CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF, native_vector_width_half, K_U32),
+  F (CL_DEVICE_MAX_CLOCK_FREQUENCY, max_clock_frequency, K_U32),
+  F (CL_DEVICE_ADDRESS_BITS, address_bits, K_U32),
+  F (CL_DEVICE_MAX_MEM_ALLOC_SIZE, max_mem_alloc_size, K_U64),
+  F (CL_DEVICE_IMAGE_SUPPORT, image_support, K_U32),
+  F (CL_DEVICE_MAX_READ_IMAGE_ARGS, max_read_image_args, K_U32),
+  F (CL_DEVICE_MAX_WRITE_IMAGE_ARGS, max_write_image_args, K_U32),
+  F (CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, max_read_write_image_args, K_U32),
+  F (CL_DEVICE_IMAGE2D_MAX_WIDTH, image2d_max_width, K_SIZE),
+  F (CL_DEVICE_IMAGE2D_MAX_HEIGHT, image2d_max_height, K_SIZE),
+  F (CL_DEVICE_IMAGE3D_MAX_WIDTH, image3d_max_width, K_SIZE),
+  F (CL_DEVICE_IMAGE3D_MAX_HEIGHT, image3d_max_height, K_SIZE),
+  F (CL_DEVICE_IMAGE3D_MAX_DEPTH, image3d_max_depth, K_SIZE),
+  F (CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, image_max_buffer_size, K_SIZE),
+  F (CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, image_max_array_size, K_SIZE),
+  F (CL_DEVICE_MAX_SAMPLERS, max_samplers, K_U32),
+  F (CL_DEVICE_MAX_PARAMETER_SIZE, max_parameter_size, K_SIZE),
+  F (CL_DEVICE_MEM_BASE_ADDR_ALIGN, mem_base_addr_align, K_U32),
+  F (CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE, min_data_type_align_size, K_U32),
+  F (CL_DEVICE_HALF_FP_CONFIG, half_fp_config, K_U64),
+  F (CL_DEVICE_SINGLE_FP_CONFIG, single_fp_config, K_U64),
+  F (CL_DEVICE_DOUBLE_FP_CONFIG, double_fp_config, K_U64),
+  F (CL_DEVICE_GLOBAL_MEM_CACHE_TYPE, global_mem_cache_type, K_U32),
+  F (CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, global_mem_cacheline_size, K_U32),
+  F (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, global_mem_cache_size, K_U64),
+  F (CL_DEVICE_GLOBAL_MEM_SIZE, global_mem_size, K_U64),
+  F (CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, max_constant_buffer_size, K_U64),
+  F (CL_DEVICE_MAX_CONSTANT_ARGS, max_constant_args, K_U32),
+  F (CL_DEVICE_LOCAL_MEM_TYPE, local_mem_type, K_U32),
+  F (CL_DEVICE_LOCAL_MEM_SIZE, local_mem_size, K_U64),
+  F (CL_DEVICE_ERROR_CORRECTION_SUPPORT, error_correction_support, K_U32),
+  F (CL_DEVICE_HOST_UNIFIED_MEMORY, host_unified_memory, K_U32),
+  F (CL_DEVICE_PROFILING_TIMER_RESOLUTION, profiling_timer_resolution,
+     K_SIZE),
+  F (CL_DEVICE_ENDIAN_LITTLE, endian_little, K_U32),
+  F (CL_DEVICE_COMPILER_AVAILABLE, compiler_available, K_U32),
+  F (CL_DEVICE_LINKER_AVAILABLE, linker_available, K_U32),
+  F (CL_DEVICE_EXECUTION_CAPABILITIES, execution_capabilities, K_U64),
+  F (CL_DEVICE_PRINTF_BUFFER_SIZE, printf_buffer_size, K_SIZE),
+  F (CL_DEVICE_VENDOR, vendor, K_STR),
+  F (CL_DRIVER_VERSION, driver_version, K_STR),
+  F (CL_DEVICE_PROFILE, profile, K_STR),
+  F (CL_DEVICE_VERSION, version, K_STR),
+  F (CL_DEVICE_EXTENSIONS, extensions, K_STR),
+  F (CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE, global_var_pref_size,
+     K_SIZE),
+  F (CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE, global_var_max_size, K_SIZE),
+  F (CL_DEVICE_MAX_NUM_SUB_GROUPS, max_num_sub_groups, K_U32),
+  F (CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
+     sub_group_independent_forward_progress, K_U32),
+  F (CL_DEVICE_NUMERIC_VERSION, version_as_cl, K_U32),
+  F (CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED,
+     version_of_latest_passed_cts, K_STR),
+  F (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, atomic_memory_capabilities, K_U64),
+  F (CL_DEVICE_ATOMIC_FENCE_CAPABILITIES, atomic_fence_capabilities, K_U64),
+  F (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, non_uniform_work_group_support,
+     K_U32),
+  F (CL_DEVICE_EXTENSIONS_WITH_VERSION, extensions_with_version, K_NAMEVER),
+  F (CL_DEVICE_OPENCL_C_ALL_VERSIONS, opencl_c_with_version, K_NAMEVER),
+  F (CL_DEVICE_OPENCL_C_FEATURES, opencl_features_with_version, K_NAMEVER),
+};
+
+#undef F
+
+/* Where a K_NAMEVER array's count lives.  */
+static size_t *
+namever_count (cl_device_id dev, cl_device_info param)
+{
+  switch (param)
+    {
+    case CL_DEVICE_EXTENSIONS_WITH_VERSION:
+      return &dev->num_extensions_with_version;
+    case CL_DEVICE_OPENCL_C_ALL_VERSIONS:
+      return &dev->num_opencl_c_with_version;
+    default:
+      return &dev->num_opencl_features_with_version;
+    }
+}
+
+static char *
+dup_string (const char *p, uint32_t size)
+{
+  char *s = malloc (size + 1);
+  if (s == NULL)
+    return NULL;
+  memcpy (s, p, size);
+  s[size] = 0;
+  return s;
+}
+
+static void
+store_field (cl_device_id dev, const info_field *f, const char *v,
+             uint32_t size)
+{
+  char *field = (char *)dev + f->offset;
+  uint64_t u = 0;
+  size_t i;
+  switch (f->kind)
+    {
+    case K_U32:
+      if (size == 4)
+        memcpy (field, v, 4);
+      break;
+    case K_U64:
+      if (size == 8)
+        memcpy (field, v, 8);
+      break;
+    case K_SIZE:
+      if (size == 8)
+        {
+          memcpy (&u, v, 8);
+          *(size_t *)field = (size_t)u;
+        }
+      break;
+    case K_SIZE3:
+      for (i = 0; i < 3 && (i + 1) * 8 <= size; ++i)
+        {
+          memcpy (&u, v + i * 8, 8);
+          ((size_t *)field)[i] = (size_t)u;
+        }
+      break;
+    case K_STR:
+      *(char **)field = dup_string (v, size);
+      break;
+    case K_NAMEVER:
+      if (size % sizeof (cl_name_version) == 0 && size > 0)
+        {
+          void *a = malloc (size);
+          if (a == NULL)
+            break;
+          memcpy (a, v, size);
+          *(void **)field = a;
+          *namever_count (dev, f->param) = size / sizeof (cl_name_version);
+        }
+      break;
+    }
+}
+
+static void
+store_image_formats (cl_device_id dev, uint32_t type, const char *v,
+                     uint32_t size)
+{
+  int idx = opencl_image_type_to_index ((cl_mem_object_type)type);
+  if (idx < 0 || idx >= NUM_OPENCL_IMAGE_TYPES || size % 8 != 0 || size == 0)
+    return;
+  cl_uint n = size / 8, i;
+  cl_image_format *f = calloc (n, sizeof (cl_image_format));
+  if (f == NULL)
+    return;
+  for (i = 0; i < n; ++i)
+    {
+      uint32_t pair[2];
+      memcpy (pair, v + i * 8, 8);
+      f[i].image_channel_order = pair[0];
+      f[i].image_channel_data_type = pair[1];
+    }
+  dev->image_formats[idx] = f;
+  dev->num_image_formats[idx] = n;
+}
+
+/* Applies a DEVICE_INFO reply: entries of (param, size, value).  */
+static void
+apply_device_info (cl_device_id dev, const char *p, uint64_t len,
+                   char **name)
+{
+  uint64_t pos = 0;
+  size_t i;
+  while (pos + sizeof (pocl_remote_info_entry) <= len)
+    {
+      pocl_remote_info_entry e;
+      memcpy (&e, p + pos, sizeof (e));
+      pos += sizeof (e);
+      if (e.size > len - pos)
+        break;
+      const char *v = p + pos;
+      pos += e.size;
+
+      if (e.param == CL_DEVICE_NAME)
+        *name = dup_string (v, e.size);
+      else if (e.param == CL_DEVICE_OPENCL_C_VERSION)
+        ((remote_device_data *)dev->data)->opencl_c_version
+            = dup_string (v, e.size);
+      else if ((e.param & 0xFF000000u) == POCL_REMOTE_INFO_IMAGE_FORMATS (0))
+        store_image_formats (dev, e.param & 0xFFFFFFu, v, e.size);
+      else
+        for (i = 0; i < sizeof (info_fields) / sizeof (info_fields[0]); ++i)
+          if (info_fields[i].param == e.param)
+            {
+              store_field (dev, &info_fields[i], v, e.size);
+              break;
+            }
+    }
+}
+
+/* "OpenCL 3.0 CUDA" -> 300 */
+static unsigned
+parse_version (const char *v)
+{
+  unsigned major = 1, minor = 2;
+  if (v && sscanf (v, "OpenCL %u.%u", &major, &minor) != 2)
+    major = 1, minor = 2;
+  return major * 100 + minor * 10;
+}
+
+/* host[:port]/device_index[#peer_address]; IPv6 literals in brackets.  */
+static int
+parse_parameters (const char *params, char *host, size_t host_size,
+                  uint16_t *port, uint32_t *device)
+{
+  const char *slash = strrchr (params, '/');
+  if (slash == NULL)
+    return -1;
+  char *end = NULL;
+  unsigned long idx = strtoul (slash + 1, &end, 10);
+  if (end == slash + 1 || (*end != 0 && *end != '#'))
+    return -1;
+  *device = (uint32_t)idx;
+
+  size_t hostport_len = (size_t)(slash - params);
+  const char *hp = params, *colon = NULL;
+  size_t hlen = hostport_len;
+  if (hp[0] == '[')
+    {
+      const char *rb = memchr (hp, ']', hostport_len);
+      if (rb == NULL)
+        return -1;
+      hp++;
+      hlen = (size_t)(rb - hp);
+      if (rb + 1 < params + hostport_len && rb[1] == ':')
+        colon = rb + 1;
+    }
+  else
+    {
+      const char *c = memchr (hp, ':', hostport_len);
+      /* a bare IPv6 address has several colons and no port */
+      if (c && memchr (c + 1, ':', hostport_len - (size_t)(c + 1 - hp)) == NULL)
+        {
+          colon = c;
+          hlen = (size_t)(c - hp);
+        }
+    }
+  if (hlen == 0 || hlen >= host_size)
+    return -1;
+  memcpy (host, hp, hlen);
+  host[hlen] = 0;
+
+  *port = POCL_REMOTE_DEFAULT_PORT;
+  if (colon)
+    {
+      unsigned long p = strtoul (colon + 1, &end, 10);
+      if (p == 0 || p > 65534 || end != slash)
+        return -1;
+      *port = (uint16_t)p;
+    }
+  return 0;
+}
+
+static unsigned int
+pocl_remote_probe (struct pocl_device_ops *ops)
+{
+  int n = pocl_device_get_env_count (ops->device_name);
+  return n > 0 ? (unsigned)n : 0;
+}
+
+static char *
+pocl_remote_build_hash (cl_device_id device)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  return strdup (d && d->build_hash ? d->build_hash : "pocl-remote");
+}
+
+static cl_int
+pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
+{
+  char host[256];
+  uint16_t port;
+  uint32_t index;
+  cl_int err;
+
+  pocl_init_default_device_infos (dev);
+  dev->available = CL_FALSE;
+  dev->long_name = dev->short_name = "pocl-remote (not connected)";
+  dev->has_own_timer = 1;
+  dev->svm_caps = 0;
+  dev->max_sub_devices = 0;
+  dev->num_partition_properties = 0;
+  dev->num_partition_types = 0;
+  dev->device_side_printf = 0;
+  dev->builtin_kernel_list = NULL;
+  dev->num_builtin_kernels = 0;
+
+  if (parameters == NULL
+      || parse_parameters (parameters, host, sizeof (host), &port, &index))
+    {
+      POCL_MSG_ERR ("remote: POCL_REMOTE%u_PARAMETERS must be "
+                    "host[:port]/device_index[#peer_address], got '%s'\n",
+                    j, parameters ? parameters : "(unset)");
+      return CL_INVALID_VALUE;
+    }
+
+  remote_device_data *d = calloc (1, sizeof (remote_device_data));
+  if (d == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  dev->data = d;
+  d->server_device = index;
+  d->server = pocl_remote_server_get (host, port, &err);
+  if (err != CL_SUCCESS)
+    return err;
+  if (index >= d->server->num_devices)
+    {
+      POCL_MSG_ERR ("remote: %s:%u has %u devices, no device %u\n", host,
+                    port, d->server->num_devices, index);
+      return CL_DEVICE_NOT_FOUND;
+    }
+
+  pocl_remote_device_info req = { index, 0 };
+  void *reply = NULL;
+  uint64_t reply_size = 0;
+  err = pocl_remote_request (d->server, POCL_RMSG_DEVICE_INFO, &req,
+                             sizeof (req), NULL, 0, &reply, &reply_size);
+  if (err != CL_SUCCESS)
+    {
+      free (reply);
+      return err;
+    }
+  char *name = NULL;
+  apply_device_info (dev, reply, reply_size, &name);
+  free (reply);
+
+  char long_name[512];
+  snprintf (long_name, sizeof (long_name), "%s (pocl-remote %s:%u/%u)",
+            name ? name : "device", host, port, index);
+  dev->long_name = strdup (long_name);
+  dev->short_name = dev->long_name;
+  d->build_hash = strdup (long_name);
+  free (name);
+
+  dev->version_as_int = parse_version (dev->version);
+  if (dev->version_as_cl == 0)
+    dev->version_as_cl = CL_MAKE_VERSION (dev->version_as_int / 100,
+                                          dev->version_as_int / 10 % 10, 0);
+  /* Applications may not map device memory directly; PoCL's host-side
+     staging (mem_host_ptr) serves maps, migrations carry the bytes.  */
+  dev->host_unified_memory = CL_FALSE;
+  dev->queue_properties
+      = CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+  dev->on_host_queue_props = dev->queue_properties;
+  dev->available = CL_TRUE;
+
+  if (num_remote_devices < POCL_REMOTE_MAX_DEVICES)
+    remote_devices[num_remote_devices++] = dev;
+  POCL_MSG_PRINT_INFO ("remote: device %u is %s\n", j, dev->long_name);
+  return CL_SUCCESS;
+}
+
+static cl_int
+pocl_remote_uninit (unsigned j, cl_device_id device)
+{
+  return CL_SUCCESS;
+}
+
+void
+pocl_remote_mark_unavailable (remote_server *s)
+{
+  unsigned i;
+  for (i = 0; i < num_remote_devices; ++i)
+    {
+      remote_device_data *d = (remote_device_data *)remote_devices[i]->data;
+      if (d->server == s)
+        remote_devices[i]->available = CL_FALSE;
+    }
+}
+
+/* Answers what PoCL's generic code would get wrong for a remote device:
+   the server's own version strings.  */
+static cl_int
+pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
+                                 size_t param_value_size, void *param_value,
+                                 size_t *param_value_size_ret)
+{
+  const char *s;
+  switch (param)
+    {
+    case CL_DEVICE_VERSION:
+      s = dev->version;
+      break;
+    case CL_DEVICE_OPENCL_C_VERSION:
+      s = ((remote_device_data *)dev->data)->opencl_c_version;
+      break;
+    default:
+      return CL_INVALID_VALUE;
+    }
+  if (dev->data == NULL || s == NULL)
+    return CL_INVALID_VALUE;
+  POCL_RETURN_GETINFO_STR (s);
+}
+
+/* Buffers of several client devices on one server are distinct server
+   objects; the device index in the low byte keeps their ids apart.  */
+static uint64_t
+remote_mem_id (cl_mem mem, remote_device_data *d)
+{
+  return (mem->id << 8) | d->server_device;
+}
+
+static cl_int
+pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_mem_identifier *p = &mem->device_ptrs[device->global_mem_id];
+  const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY
+                              | CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY
+                              | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+  if (d->server->dead)
+    return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+
+  /* Asynchronous: the caller holds the cl_mem's lock, which a completion
+     handled by the reader thread may need.  A failure surfaces as the error
+     of the commands that use the object.  */
+  if (mem->is_image)
+    {
+      pocl_remote_create_image ci;
+      memset (&ci, 0, sizeof (ci));
+      ci.mem_id = remote_mem_id (mem, d);
+      ci.flags = mem->flags & access;
+      ci.device = d->server_device;
+      ci.image_type = mem->type;
+      ci.channel_order = mem->image_channel_order;
+      ci.channel_type = mem->image_channel_data_type;
+      ci.width = mem->image_width;
+      ci.height = mem->image_height;
+      ci.depth = mem->image_depth;
+      ci.array_size = mem->image_array_size;
+      if (mem->type == CL_MEM_OBJECT_IMAGE1D_BUFFER && mem->buffer)
+        ci.buffer_id = remote_mem_id (mem->buffer, d);
+      pocl_remote_request_async (d->server, POCL_RMSG_CREATE_IMAGE, &ci,
+                                 sizeof (ci), NULL, 0);
+    }
+  else
+    {
+      pocl_remote_create_buffer cb;
+      memset (&cb, 0, sizeof (cb));
+      cb.mem_id = remote_mem_id (mem, d);
+      cb.flags = mem->flags & access;
+      cb.size = mem->size;
+      cb.device = d->server_device;
+      pocl_remote_request_async (d->server, POCL_RMSG_CREATE_BUFFER, &cb,
+                                 sizeof (cb), NULL, 0);
+    }
+  p->mem_ptr = (void *)(uintptr_t)remote_mem_id (mem, d);
+  p->version = 0;
+  return CL_SUCCESS;
+}
+
+static void
+pocl_remote_free (cl_device_id device, cl_mem mem)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_mem_identifier *p = &mem->device_ptrs[device->global_mem_id];
+  pocl_remote_release r = { remote_mem_id (mem, d) };
+  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_BUFFER, 0, &r, sizeof (r),
+                    NULL, 0);
+  p->mem_ptr = NULL;
+  p->version = 0;
+}
+
+static int
+pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_remote_create_queue cq;
+  memset (&cq, 0, sizeof (cq));
+  cq.queue_id = queue->id;
+  cq.properties = queue->properties;
+  cq.device = d->server_device;
+  queue->data = calloc (1, sizeof (pthread_cond_t));
+  if (queue->data == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  pthread_cond_init ((pthread_cond_t *)queue->data, NULL);
+  return pocl_remote_request (d->server, POCL_RMSG_CREATE_QUEUE, &cq,
+                              sizeof (cq), NULL, 0, NULL, NULL);
+}
+
+static int
+pocl_remote_free_queue (cl_device_id device, cl_command_queue queue)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_remote_release r = { queue->id };
+  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_QUEUE, 0, &r, sizeof (r),
+                    NULL, 0);
+  if (queue->data)
+    {
+      pthread_cond_destroy ((pthread_cond_t *)queue->data);
+      POCL_MEM_FREE (queue->data);
+    }
+  return CL_SUCCESS;
+}
+
+static uint64_t
+remote_sampler_id (cl_sampler s, remote_device_data *d)
+{
+  return (s->id << 8) | d->server_device;
+}
+
+static int
+pocl_remote_new_sampler (cl_device_id device, cl_sampler samp,
+                         unsigned context_device_i)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_remote_create_sampler cs;
+  cs.sampler_id = remote_sampler_id (samp, d);
+  cs.device = d->server_device;
+  cs.normalized_coords = samp->normalized_coords;
+  cs.addressing_mode = samp->addressing_mode;
+  cs.filter_mode = samp->filter_mode;
+  return pocl_remote_request (d->server, POCL_RMSG_CREATE_SAMPLER, &cs,
+                              sizeof (cs), NULL, 0, NULL, NULL);
+}
+
+static int
+pocl_remote_free_sampler (cl_device_id device, cl_sampler samp,
+                          unsigned context_device_i)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_remote_release r = { remote_sampler_id (samp, d) };
+  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_SAMPLER, 0, &r, sizeof (r),
+                    NULL, 0);
+  return CL_SUCCESS;
+}
+
+uint64_t
+pocl_remote_mem_id (cl_mem mem, cl_device_id device)
+{
+  return remote_mem_id (mem, (remote_device_data *)device->data);
+}
+
+uint64_t
+pocl_remote_sampler_id (cl_sampler samp, cl_device_id device)
+{
+  return remote_sampler_id (samp, (remote_device_data *)device->data);
+}
+
+void
+pocl_remote_init_device_ops (struct pocl_device_ops *ops)
+{
+  memset (ops, 0, sizeof (struct pocl_device_ops));
+  ops->device_name = remote_device_name;
+  ops->probe = pocl_remote_probe;
+  ops->init = pocl_remote_init;
+  ops->uninit = pocl_remote_uninit;
+  ops->build_hash = pocl_remote_build_hash;
+  ops->get_device_info_ext = pocl_remote_get_device_info_ext;
+
+  ops->alloc_mem_obj = pocl_remote_alloc_mem_obj;
+  ops->free = pocl_remote_free;
+  ops->get_mapping_ptr = pocl_driver_get_mapping_ptr;
+  ops->free_mapping_ptr = pocl_driver_free_mapping_ptr;
+
+  ops->init_queue = pocl_remote_init_queue;
+  ops->free_queue = pocl_remote_free_queue;
+  ops->create_sampler = pocl_remote_new_sampler;
+  ops->free_sampler = pocl_remote_free_sampler;
+
+  pocl_remote_init_program_ops (ops);
+  pocl_remote_init_submit_ops (ops);
+}

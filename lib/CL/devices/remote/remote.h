@@ -1,0 +1,123 @@
+/* remote.h - declarations shared by the files of the remote driver.
+
+   Reading order for a newcomer: remote.c (device ops, device info),
+   remote_submit.c (clEnqueue* -> wire message, completions), remote_conn.c
+   (sockets, handshake, reader threads), remote_program.c (builds, kernel
+   metadata).  */
+
+#ifndef POCL_REMOTE_INTERNAL_H
+#define POCL_REMOTE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "pocl_cl.h"
+#include "pocl_remote_protocol.h"
+
+/* Buckets of the in-flight command table; a power of two.  */
+#define REMOTE_EVENT_BUCKETS 1024
+#define REMOTE_FOREIGN_IDS 4
+
+typedef struct remote_request remote_request;
+typedef struct remote_event remote_event;
+
+/* One connection (a command socket and a data socket) to one pocld.  All the
+   client devices that name the same host:port share it.  */
+typedef struct remote_server
+{
+  char *host;
+  uint16_t port;
+  int cmd_fd;
+  int data_fd;
+  uint8_t session_id[16];
+  uint32_t num_devices;
+  /* server CLOCK_REALTIME ns minus client monotonic ns */
+  int64_t clock_offset_ns;
+
+  /* Each sender writes a whole message under its socket's lock.  */
+  pthread_mutex_t cmd_send_lock;
+  pthread_mutex_t data_send_lock;
+
+  /* Synchronous requests waiting for a REPLY, and in-flight commands
+     waiting for a COMPLETION.  */
+  pthread_mutex_t table_lock;
+  pthread_cond_t reply_cond;
+  remote_request *requests;
+  uint64_t next_request_id;
+  remote_event *events[REMOTE_EVENT_BUCKETS];
+
+  pthread_t cmd_reader;
+  pthread_t data_reader;
+  /* set once either socket fails; then every waiter gets an error */
+  volatile int dead;
+
+  struct remote_server *next;
+} remote_server;
+
+/* Per-device driver data.  */
+typedef struct remote_device_data
+{
+  remote_server *server;
+  uint32_t server_device; /* device index on the server */
+  char *build_hash;
+  char *opencl_c_version; /* the server's CL_DEVICE_OPENCL_C_VERSION */
+} remote_device_data;
+
+/* Per-command driver data, hung on cl_event->data.  */
+struct remote_event
+{
+  uint64_t id;
+  cl_event event;
+  remote_server *server;
+  remote_event *hash_next;
+  pthread_cond_t cond; /* clWaitForEvents waiters */
+  /* set after the command went out: later commands may then name it as a
+     SAME_SERVER dependency */
+  volatile int sent;
+  /* dependencies sent as FOREIGN: their completion must be forwarded; past
+     REMOTE_FOREIGN_IDS every completion is */
+  unsigned num_foreign;
+  uint64_t foreign[REMOTE_FOREIGN_IDS];
+  /* where a READ's completion payload goes */
+  void *dst;
+  uint64_t dst_size;
+  /* for rect reads: unpack the packed region into dst with these pitches */
+  int unpack;
+  size_t region[3];
+  size_t row_pitch, slice_pitch;
+};
+
+/* remote_conn.c */
+remote_server *pocl_remote_server_get (const char *host, uint16_t port,
+                                       cl_int *err);
+int pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
+                      uint64_t id, const void *body, size_t body_size,
+                      const struct iovec *payload, int payload_count);
+cl_int pocl_remote_request (remote_server *s, uint32_t type, const void *body,
+                            size_t body_size, const struct iovec *payload,
+                            int payload_count, void **reply,
+                            uint64_t *reply_size);
+void pocl_remote_request_async (remote_server *s, uint32_t type,
+                                const void *body, size_t body_size,
+                                const struct iovec *payload,
+                                int payload_count);
+void pocl_remote_event_insert (remote_server *s, remote_event *re);
+remote_event *pocl_remote_event_take (remote_server *s, uint64_t id);
+uint64_t pocl_remote_server_to_client_time (remote_server *s, uint64_t ts);
+void pocl_remote_server_lost (remote_server *s);
+
+/* remote_submit.c */
+void pocl_remote_complete (remote_server *s, remote_event *re,
+                           const pocl_remote_completion *c);
+
+/* remote.c */
+void pocl_remote_mark_unavailable (remote_server *s);
+uint64_t pocl_remote_mem_id (cl_mem mem, cl_device_id device);
+uint64_t pocl_remote_sampler_id (cl_sampler samp, cl_device_id device);
+
+/* remote_submit.c, remote_program.c: fill their part of the ops table */
+void pocl_remote_init_submit_ops (struct pocl_device_ops *ops);
+void pocl_remote_init_program_ops (struct pocl_device_ops *ops);
+
+#endif

@@ -1,0 +1,671 @@
+/* remote_conn.c - connections to pocld: sockets, handshake, message I/O and
+   the reader threads that turn replies and completions into OpenCL state.
+
+   Threads: application threads write their own messages (no hand-off on the
+   command path); one reader thread per socket receives.  */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pocl_debug.h"
+#include "pocl_runtime_config.h"
+#include "pocl_timing.h"
+#include "remote.h"
+
+struct remote_request
+{
+  uint64_t id;
+  int done;
+  int detached; /* nobody waits: the reader frees it */
+  uint32_t type;
+  cl_int status;
+  void *payload;
+  uint64_t payload_size;
+  remote_request *next;
+};
+
+static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
+static remote_server *servers = NULL;
+
+static int
+read_full (int fd, void *buf, size_t n)
+{
+  char *p = (char *)buf;
+  while (n > 0)
+    {
+      ssize_t r = recv (fd, p, n, 0);
+      if (r > 0)
+        {
+          p += r;
+          n -= (size_t)r;
+        }
+      else if (r < 0 && errno == EINTR)
+        continue;
+      else
+        return -1;
+    }
+  return 0;
+}
+
+/* Reads and drops n bytes: a payload nobody wants.  */
+static int
+skip_bytes (int fd, uint64_t n)
+{
+  char buf[4096];
+  while (n > 0)
+    {
+      size_t chunk = n < sizeof (buf) ? (size_t)n : sizeof (buf);
+      if (read_full (fd, buf, chunk))
+        return -1;
+      n -= chunk;
+    }
+  return 0;
+}
+
+static int
+send_iov (int fd, struct iovec *iov, int count)
+{
+  while (count > 0)
+    {
+      struct msghdr mh;
+      memset (&mh, 0, sizeof (mh));
+      mh.msg_iov = iov;
+      mh.msg_iovlen = (size_t)count;
+      ssize_t w = sendmsg (fd, &mh, MSG_NOSIGNAL);
+      if (w < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -1;
+        }
+      size_t done = (size_t)w;
+      while (count > 0 && done >= iov->iov_len)
+        {
+          done -= iov->iov_len;
+          ++iov;
+          --count;
+        }
+      if (count > 0)
+        {
+          iov->iov_base = (char *)iov->iov_base + done;
+          iov->iov_len -= done;
+        }
+    }
+  return 0;
+}
+
+int
+pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
+                  uint64_t id, const void *body, size_t body_size,
+                  const struct iovec *payload, int payload_count)
+{
+  struct iovec iov[8];
+  pocl_remote_hdr h;
+  int i, n = 0;
+  uint64_t total = 0;
+
+  assert (payload_count <= 6);
+  for (i = 0; i < payload_count; ++i)
+    total += payload[i].iov_len;
+  h.type = type;
+  h.body_size = (uint32_t)body_size;
+  h.payload_size = total;
+  h.id = id;
+  iov[n].iov_base = &h;
+  iov[n++].iov_len = sizeof (h);
+  if (body_size)
+    {
+      iov[n].iov_base = (void *)body;
+      iov[n++].iov_len = body_size;
+    }
+  for (i = 0; i < payload_count; ++i)
+    if (payload[i].iov_len)
+      iov[n++] = payload[i];
+
+  pthread_mutex_t *lock
+      = data_socket ? &s->data_send_lock : &s->cmd_send_lock;
+  int fd = data_socket ? s->data_fd : s->cmd_fd;
+  if (s->dead)
+    return -1;
+  pthread_mutex_lock (lock);
+  int r = send_iov (fd, iov, n);
+  pthread_mutex_unlock (lock);
+  return r;
+}
+
+/* Sends a request and blocks until its REPLY.  *reply (malloc'd, may be
+   NULL) receives the reply payload when the caller asks for it.  */
+cl_int
+pocl_remote_request (remote_server *s, uint32_t type, const void *body,
+                     size_t body_size, const struct iovec *payload,
+                     int payload_count, void **reply, uint64_t *reply_size)
+{
+  remote_request req;
+  memset (&req, 0, sizeof (req));
+  req.type = type;
+
+  pthread_mutex_lock (&s->table_lock);
+  if (s->dead)
+    {
+      pthread_mutex_unlock (&s->table_lock);
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
+  req.id = ++s->next_request_id;
+  req.next = s->requests;
+  s->requests = &req;
+  pthread_mutex_unlock (&s->table_lock);
+
+  int send_failed = pocl_remote_send (s, 0, type, req.id, body, body_size,
+                                      payload, payload_count);
+
+  /* Builds of large programs take long; a dead link is caught sooner by the
+     socket (keepalive, user timeout), this bounds a live but stuck server. */
+  long timeout_s
+      = pocl_get_int_option ("POCL_REMOTE_REQUEST_TIMEOUT", 600);
+  struct timespec deadline;
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += timeout_s;
+
+  pthread_mutex_lock (&s->table_lock);
+  while (!req.done && !s->dead && !send_failed)
+    if (pthread_cond_timedwait (&s->reply_cond, &s->table_lock, &deadline)
+        == ETIMEDOUT)
+      break;
+  if (!req.done)
+    {
+      remote_request **p = &s->requests;
+      while (*p && *p != &req)
+        p = &(*p)->next;
+      if (*p)
+        *p = req.next;
+      req.status = CL_DEVICE_NOT_AVAILABLE;
+      POCL_MSG_ERR ("remote: request type %u to %s:%u got no reply\n", type,
+                    s->host, s->port);
+    }
+  pthread_mutex_unlock (&s->table_lock);
+
+  if (reply)
+    *reply = req.payload;
+  else
+    free (req.payload);
+  if (reply_size)
+    *reply_size = req.payload_size;
+  return req.status;
+}
+
+/* Sends a request whose reply nobody waits for: the reader logs a failure.
+   Used where the caller holds PoCL locks that a completion may need.  */
+void
+pocl_remote_request_async (remote_server *s, uint32_t type, const void *body,
+                           size_t body_size, const struct iovec *payload,
+                           int payload_count)
+{
+  remote_request *req = calloc (1, sizeof (remote_request));
+  if (req == NULL)
+    return;
+  req->type = type;
+  req->detached = 1;
+  pthread_mutex_lock (&s->table_lock);
+  req->id = ++s->next_request_id;
+  req->next = s->requests;
+  s->requests = req;
+  pthread_mutex_unlock (&s->table_lock);
+  /* on failure the loss handler frees it with the other requests */
+  pocl_remote_send (s, 0, type, req->id, body, body_size, payload,
+                    payload_count);
+}
+
+void
+pocl_remote_event_insert (remote_server *s, remote_event *re)
+{
+  unsigned b = (unsigned)(re->id & (REMOTE_EVENT_BUCKETS - 1));
+  pthread_mutex_lock (&s->table_lock);
+  re->hash_next = s->events[b];
+  s->events[b] = re;
+  pthread_mutex_unlock (&s->table_lock);
+}
+
+remote_event *
+pocl_remote_event_take (remote_server *s, uint64_t id)
+{
+  unsigned b = (unsigned)(id & (REMOTE_EVENT_BUCKETS - 1));
+  pthread_mutex_lock (&s->table_lock);
+  remote_event **p = &s->events[b];
+  while (*p && (*p)->id != id)
+    p = &(*p)->hash_next;
+  remote_event *re = *p;
+  if (re)
+    *p = re->hash_next;
+  pthread_mutex_unlock (&s->table_lock);
+  return re;
+}
+
+uint64_t
+pocl_remote_server_to_client_time (remote_server *s, uint64_t ts)
+{
+  return ts ? (uint64_t)((int64_t)ts - s->clock_offset_ns) : 0;
+}
+
+static int
+handle_reply (remote_server *s, int fd, const pocl_remote_hdr *h)
+{
+  pocl_remote_reply r;
+  if (read_full (fd, &r, sizeof (r)))
+    return -1;
+  if (h->payload_size > POCL_REMOTE_MAX_PAYLOAD)
+    {
+      POCL_MSG_ERR ("remote: reply payload of %" PRIu64 " bytes refused\n",
+                    h->payload_size);
+      return -1;
+    }
+
+  pthread_mutex_lock (&s->table_lock);
+  remote_request **p = &s->requests;
+  while (*p && (*p)->id != h->id)
+    p = &(*p)->next;
+  remote_request *req = *p;
+  if (req)
+    *p = req->next;
+  pthread_mutex_unlock (&s->table_lock);
+
+  if (req == NULL)
+    {
+      POCL_MSG_ERR ("remote: reply to unknown request %" PRIu64 "\n", h->id);
+      return -1;
+    }
+
+  void *payload = NULL;
+  if (h->payload_size > 0 && !req->detached)
+    {
+      payload = malloc (h->payload_size);
+      if (payload == NULL || read_full (fd, payload, h->payload_size))
+        {
+          free (payload);
+          return -1;
+        }
+    }
+  else if (skip_bytes (fd, h->payload_size))
+    return -1;
+
+  if (req->detached)
+    {
+      if (r.status != CL_SUCCESS)
+        POCL_MSG_ERR ("remote: request type %u failed on %s:%u: %d\n",
+                      req->type, s->host, s->port, r.status);
+      free (req);
+      return 0;
+    }
+
+  pthread_mutex_lock (&s->table_lock);
+  req->status = r.status;
+  req->payload = payload;
+  req->payload_size = h->payload_size;
+  req->done = 1;
+  pthread_cond_broadcast (&s->reply_cond);
+  pthread_mutex_unlock (&s->table_lock);
+  return 0;
+}
+
+static void
+unpack_rect (char *dst, const char *src, const remote_event *re)
+{
+  size_t z, y;
+  for (z = 0; z < re->region[2]; ++z)
+    for (y = 0; y < re->region[1]; ++y)
+      memcpy (dst + z * re->slice_pitch + y * re->row_pitch,
+              src + (z * re->region[1] + y) * re->region[0], re->region[0]);
+}
+
+static int
+handle_completion (remote_server *s, int fd, const pocl_remote_hdr *h)
+{
+  pocl_remote_completion c;
+  if (read_full (fd, &c, sizeof (c)))
+    return -1;
+  remote_event *re = pocl_remote_event_take (s, h->id);
+  if (re == NULL)
+    {
+      POCL_MSG_ERR ("remote: completion for unknown event %" PRIu64 "\n",
+                    h->id);
+      return -1;
+    }
+
+  if (h->payload_size > 0)
+    {
+      int bad = (re->dst == NULL || h->payload_size != re->dst_size
+                 || c.status != CL_COMPLETE);
+      if (bad)
+        {
+          POCL_MSG_ERR ("remote: completion of event %" PRIu64
+                        " carries %" PRIu64 " unexpected bytes\n",
+                        h->id, h->payload_size);
+          pocl_remote_event_insert (s, re);
+          return -1;
+        }
+      if (re->unpack)
+        {
+          char *tmp = malloc (h->payload_size);
+          if (tmp == NULL || read_full (fd, tmp, h->payload_size))
+            {
+              free (tmp);
+              pocl_remote_event_insert (s, re);
+              return -1;
+            }
+          unpack_rect (re->dst, tmp, re);
+          free (tmp);
+        }
+      else if (read_full (fd, re->dst, h->payload_size))
+        {
+          pocl_remote_event_insert (s, re);
+          return -1;
+        }
+    }
+  else if (re->dst != NULL && re->dst_size > 0 && c.status == CL_COMPLETE)
+    c.status = CL_OUT_OF_RESOURCES; /* the data never came */
+
+  pocl_remote_complete (s, re, &c);
+  return 0;
+}
+
+typedef struct reader_arg
+{
+  remote_server *server;
+  int data_socket;
+} reader_arg;
+
+static void *
+reader_thread (void *p)
+{
+  reader_arg *arg = (reader_arg *)p;
+  remote_server *s = arg->server;
+  int data_socket = arg->data_socket;
+  int fd = data_socket ? s->data_fd : s->cmd_fd;
+  free (arg);
+
+  for (;;)
+    {
+      pocl_remote_hdr h;
+      if (read_full (fd, &h, sizeof (h)))
+        break;
+      if (pocl_remote_body_size (h.type) != (int64_t)h.body_size)
+        {
+          POCL_MSG_ERR ("remote: bad message type %u / body %u from %s:%u\n",
+                        h.type, h.body_size, s->host, s->port);
+          break;
+        }
+      int r;
+      if (h.type == POCL_RMSG_REPLY && !data_socket)
+        r = handle_reply (s, fd, &h);
+      else if (h.type == POCL_RMSG_COMPLETION)
+        r = handle_completion (s, fd, &h);
+      else
+        {
+          POCL_MSG_ERR ("remote: unexpected message type %u\n", h.type);
+          r = -1;
+        }
+      if (r)
+        break;
+    }
+
+  pocl_remote_server_lost (s);
+  return NULL;
+}
+
+/* Called once by whichever reader notices the loss first.  */
+void
+pocl_remote_server_lost (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  int was_dead = s->dead;
+  s->dead = 1;
+  remote_request *req = s->requests, *next;
+  s->requests = NULL;
+  for (; req; req = next)
+    {
+      next = req->next;
+      if (req->detached)
+        free (req);
+      else
+        {
+          req->status = CL_DEVICE_NOT_AVAILABLE;
+          req->done = 1;
+        }
+    }
+  pthread_cond_broadcast (&s->reply_cond);
+  pthread_mutex_unlock (&s->table_lock);
+  if (was_dead)
+    return;
+
+  POCL_MSG_ERR ("remote: lost the connection to %s:%u\n", s->host, s->port);
+  /* wake the other reader */
+  shutdown (s->cmd_fd, SHUT_RDWR);
+  shutdown (s->data_fd, SHUT_RDWR);
+
+  pocl_remote_mark_unavailable (s);
+
+  unsigned b;
+  pocl_remote_completion c;
+  memset (&c, 0, sizeof (c));
+  c.status = CL_DEVICE_NOT_AVAILABLE;
+  for (b = 0; b < REMOTE_EVENT_BUCKETS; ++b)
+    {
+      for (;;)
+        {
+          pthread_mutex_lock (&s->table_lock);
+          remote_event *re = s->events[b];
+          if (re)
+            s->events[b] = re->hash_next;
+          pthread_mutex_unlock (&s->table_lock);
+          if (re == NULL)
+            break;
+          pocl_remote_complete (s, re, &c);
+        }
+    }
+}
+
+static void
+set_socket_options (int fd)
+{
+  int one = 1;
+  setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
+  /* A silently dead server or link surfaces as an error in bounded time
+     instead of a hang.  */
+  setsockopt (fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof (one));
+  int idle = 5, intvl = 1, cnt = 5;
+  setsockopt (fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof (idle));
+  setsockopt (fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof (intvl));
+  setsockopt (fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof (cnt));
+  unsigned user_timeout_ms = 10000;
+  setsockopt (fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
+              sizeof (user_timeout_ms));
+}
+
+static int
+connect_with_timeout (const char *host, uint16_t port, int timeout_ms)
+{
+  struct addrinfo hints, *res = NULL, *ai;
+  char portstr[8];
+  memset (&hints, 0, sizeof (hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  snprintf (portstr, sizeof (portstr), "%u", (unsigned)port);
+  if (getaddrinfo (host, portstr, &hints, &res) != 0)
+    {
+      POCL_MSG_ERR ("remote: cannot resolve %s\n", host);
+      return -1;
+    }
+
+  int fd = -1;
+  for (ai = res; ai; ai = ai->ai_next)
+    {
+      fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                   ai->ai_protocol);
+      if (fd < 0)
+        continue;
+      int flags = fcntl (fd, F_GETFL);
+      fcntl (fd, F_SETFL, flags | O_NONBLOCK);
+      int r = connect (fd, ai->ai_addr, ai->ai_addrlen);
+      if (r < 0 && errno == EINPROGRESS)
+        {
+          struct pollfd pfd = { fd, POLLOUT, 0 };
+          int err = 0;
+          socklen_t len = sizeof (err);
+          if (poll (&pfd, 1, timeout_ms) == 1
+              && getsockopt (fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0
+              && err == 0)
+            r = 0;
+        }
+      if (r == 0)
+        {
+          fcntl (fd, F_SETFL, flags);
+          set_socket_options (fd);
+          break;
+        }
+      close (fd);
+      fd = -1;
+    }
+  freeaddrinfo (res);
+  return fd;
+}
+
+/* Sends HELLO on fd and reads HELLO_REPLY, bounded by the socket timeout. */
+static cl_int
+handshake (int fd, uint32_t role, const uint8_t *session_id,
+           pocl_remote_hello_reply *out, uint64_t *t0, uint64_t *t1)
+{
+  pocl_remote_hdr h;
+  pocl_remote_hello hello;
+  memset (&hello, 0, sizeof (hello));
+  hello.magic = POCL_REMOTE_MAGIC;
+  hello.version = POCL_REMOTE_PROTOCOL_VERSION;
+  hello.role = role;
+  if (session_id)
+    memcpy (hello.session_id, session_id, 16);
+
+  h.type = POCL_RMSG_HELLO;
+  h.body_size = sizeof (hello);
+  h.payload_size = 0;
+  h.id = 0;
+  struct iovec iov[2] = { { &h, sizeof (h) }, { &hello, sizeof (hello) } };
+
+  struct timeval tv = { 10, 0 };
+  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+  *t0 = pocl_gettimemono_ns ();
+  hello.client_time_ns = *t0;
+  if (send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
+    return CL_DEVICE_NOT_AVAILABLE;
+  if (h.type != POCL_RMSG_HELLO_REPLY || h.body_size != sizeof (*out)
+      || h.payload_size != 0 || read_full (fd, out, sizeof (*out)))
+    return CL_DEVICE_NOT_AVAILABLE;
+  *t1 = pocl_gettimemono_ns ();
+  tv.tv_sec = 0;
+  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+  if (out->magic != POCL_REMOTE_MAGIC
+      || out->version != POCL_REMOTE_PROTOCOL_VERSION)
+    {
+      POCL_MSG_ERR ("remote: server speaks protocol version %u, we %u\n",
+                    out->version, POCL_REMOTE_PROTOCOL_VERSION);
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
+  return out->status;
+}
+
+static cl_int
+server_connect (remote_server *s)
+{
+  long timeout_ms
+      = pocl_get_int_option ("POCL_REMOTE_CONNECT_TIMEOUT_MS", 5000);
+  pocl_remote_hello_reply rep;
+  uint64_t t0, t1, u0, u1;
+  cl_int err;
+
+  s->cmd_fd = connect_with_timeout (s->host, s->port, (int)timeout_ms);
+  if (s->cmd_fd < 0)
+    return CL_DEVICE_NOT_AVAILABLE;
+  err = handshake (s->cmd_fd, POCL_REMOTE_ROLE_COMMAND, NULL, &rep, &t0, &t1);
+  if (err != CL_SUCCESS)
+    return err;
+  memcpy (s->session_id, rep.session_id, 16);
+  s->num_devices = rep.num_devices;
+  s->clock_offset_ns = (int64_t)rep.server_time_ns - (int64_t)((t0 + t1) / 2);
+
+  s->data_fd = connect_with_timeout (
+      s->host, (uint16_t)(s->port + POCL_REMOTE_DATA_PORT_OFFSET),
+      (int)timeout_ms);
+  if (s->data_fd < 0)
+    return CL_DEVICE_NOT_AVAILABLE;
+  err = handshake (s->data_fd, POCL_REMOTE_ROLE_DATA, s->session_id, &rep, &u0,
+                   &u1);
+  if (err != CL_SUCCESS)
+    return err;
+
+  int i;
+  for (i = 0; i < 2; ++i)
+    {
+      reader_arg *arg = malloc (sizeof (reader_arg));
+      if (arg == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+      arg->server = s;
+      arg->data_socket = i;
+      if (pthread_create (i ? &s->data_reader : &s->cmd_reader, NULL,
+                          reader_thread, arg))
+        {
+          free (arg);
+          return CL_OUT_OF_HOST_MEMORY;
+        }
+    }
+  POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
+                       s->port, s->num_devices);
+  return CL_SUCCESS;
+}
+
+/* Finds or opens the connection to host:port.  */
+remote_server *
+pocl_remote_server_get (const char *host, uint16_t port, cl_int *err)
+{
+  remote_server *s;
+  pthread_mutex_lock (&servers_lock);
+  for (s = servers; s; s = s->next)
+    if (s->port == port && strcmp (s->host, host) == 0)
+      break;
+  if (s)
+    {
+      pthread_mutex_unlock (&servers_lock);
+      *err = s->dead ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
+      return s;
+    }
+
+  s = calloc (1, sizeof (remote_server));
+  if (s == NULL)
+    {
+      pthread_mutex_unlock (&servers_lock);
+      *err = CL_OUT_OF_HOST_MEMORY;
+      return NULL;
+    }
+  s->host = strdup (host);
+  s->port = port;
+  s->cmd_fd = s->data_fd = -1;
+  pthread_mutex_init (&s->cmd_send_lock, NULL);
+  pthread_mutex_init (&s->data_send_lock, NULL);
+  pthread_mutex_init (&s->table_lock, NULL);
+  pthread_cond_init (&s->reply_cond, NULL);
+
+  *err = server_connect (s);
+  if (*err != CL_SUCCESS)
+    {
+      POCL_MSG_ERR ("remote: cannot connect to pocld at %s:%u\n", host, port);
+      s->dead = 1;
+    }
+  s->next = servers;
+  servers = s;
+  pthread_mutex_unlock (&servers_lock);
+  return s;
+}

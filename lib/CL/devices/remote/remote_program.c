@@ -1,0 +1,430 @@
+/* remote_program.c - programs and kernels: builds run on the server, which
+   returns the build log, its native binary and the kernel metadata.  */
+
+#include <string.h>
+
+#include "pocl_cache.h"
+#include "pocl_file_util.h"
+#include "pocl_hash.h"
+#include "pocl_util.h"
+#include "remote.h"
+
+/* What a BUILD_PROGRAM reply told about the kernels, kept until PoCL asks
+   for it in setup_metadata.  */
+typedef struct remote_program
+{
+  size_t num_kernels;
+  pocl_kernel_metadata_t *meta;
+} remote_program;
+
+static uint64_t
+wire_id (uint64_t object_id, cl_device_id dev)
+{
+  return (object_id << 8) | ((remote_device_data *)dev->data)->server_device;
+}
+
+/* A bounds-checked reader over a reply payload: the server is not
+   trusted.  */
+typedef struct reader
+{
+  const char *p;
+  uint64_t left;
+  int bad;
+} reader;
+
+static const char *
+take (reader *r, uint64_t n)
+{
+  if (r->bad || n > r->left)
+    {
+      r->bad = 1;
+      return NULL;
+    }
+  const char *p = r->p;
+  r->p += n;
+  r->left -= n;
+  return p;
+}
+
+static char *
+take_string (reader *r, uint64_t n)
+{
+  const char *p = take (r, n);
+  char *s = p ? malloc (n + 1) : NULL;
+  if (s == NULL)
+    {
+      r->bad = 1;
+      return NULL;
+    }
+  memcpy (s, p, n);
+  s[n] = 0;
+  return s;
+}
+
+static void
+free_meta (pocl_kernel_metadata_t *meta, size_t n)
+{
+  size_t i, j;
+  for (i = 0; i < n; ++i)
+    {
+      for (j = 0; meta[i].arg_info && j < meta[i].num_args; ++j)
+        {
+          free (meta[i].arg_info[j].name);
+          free (meta[i].arg_info[j].type_name);
+        }
+      free (meta[i].arg_info);
+      free (meta[i].name);
+      free (meta[i].attributes);
+    }
+  free (meta);
+}
+
+static int
+parse_kernel (reader *r, pocl_kernel_metadata_t *k)
+{
+  pocl_remote_kernel_meta km;
+  const char *p = take (r, sizeof (km));
+  unsigned i;
+  if (p == NULL)
+    return -1;
+  memcpy (&km, p, sizeof (km));
+  if (km.num_args > POCL_REMOTE_MAX_ARGS
+      || km.name_len > POCL_REMOTE_MAX_STRING
+      || km.attributes_len > POCL_REMOTE_MAX_STRING)
+    return -1;
+  k->name = take_string (r, km.name_len);
+  k->attributes = km.attributes_len ? take_string (r, km.attributes_len)
+                                    : NULL;
+  k->num_args = km.num_args;
+  k->has_arg_metadata = (cl_bitfield)-1;
+  for (i = 0; i < 3; ++i)
+    {
+      k->reqd_wg_size[i] = km.reqd_wg_size[i];
+      k->wg_size_hint[i] = km.wg_size_hint[i];
+    }
+  k->arg_info = calloc (km.num_args ? km.num_args : 1,
+                        sizeof (struct pocl_argument_info));
+  if (k->arg_info == NULL || r->bad)
+    return -1;
+  for (i = 0; i < km.num_args; ++i)
+    {
+      pocl_remote_arg_meta am;
+      struct pocl_argument_info *ai = &k->arg_info[i];
+      p = take (r, sizeof (am));
+      if (p == NULL)
+        return -1;
+      memcpy (&am, p, sizeof (am));
+      if (am.type > POCL_ARG_TYPE_SAMPLER || am.type_name_len > 4096
+          || am.name_len > 4096)
+        return -1;
+      ai->address_qualifier = am.address_qualifier;
+      ai->access_qualifier = am.access_qualifier;
+      ai->type_qualifier = am.type_qualifier;
+      ai->type = (pocl_argument_type)am.type;
+      ai->type_size = am.type_size;
+      ai->type_name = take_string (r, am.type_name_len);
+      ai->name = take_string (r, am.name_len);
+      if (r->bad)
+        return -1;
+    }
+  return 0;
+}
+
+/* Stores log, binary and kernel metadata of a BUILD_PROGRAM reply.  */
+static cl_int
+apply_build_reply (cl_program program, cl_uint device_i, const char *payload,
+                   uint64_t size)
+{
+  reader r = { payload, size, 0 };
+  pocl_remote_build_reply br;
+  const char *p = take (&r, sizeof (br));
+  size_t i;
+  if (p == NULL)
+    return CL_INVALID_BINARY;
+  memcpy (&br, p, sizeof (br));
+  if (br.num_kernels > POCL_REMOTE_MAX_KERNELS)
+    return CL_INVALID_BINARY;
+
+  POCL_MEM_FREE (program->build_log[device_i]);
+  program->build_log[device_i] = take_string (&r, br.log_len);
+
+  if (br.binary_len > 0)
+    {
+      const char *bin = take (&r, br.binary_len);
+      unsigned char *copy = bin ? malloc (br.binary_len) : NULL;
+      if (copy == NULL)
+        return CL_INVALID_BINARY;
+      memcpy (copy, bin, br.binary_len);
+      POCL_MEM_FREE (program->binaries[device_i]);
+      program->binaries[device_i] = copy;
+      program->binary_sizes[device_i] = br.binary_len;
+    }
+
+  if (br.num_kernels == 0 || r.bad)
+    return r.bad ? CL_INVALID_BINARY : CL_SUCCESS;
+
+  remote_program *rp = calloc (1, sizeof (remote_program));
+  pocl_kernel_metadata_t *meta
+      = calloc (br.num_kernels, sizeof (pocl_kernel_metadata_t));
+  if (rp == NULL || meta == NULL)
+    {
+      free (rp);
+      free (meta);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+  for (i = 0; i < br.num_kernels; ++i)
+    if (parse_kernel (&r, &meta[i]))
+      {
+        free_meta (meta, br.num_kernels);
+        free (rp);
+        POCL_MSG_ERR ("remote: malformed kernel metadata from server\n");
+        return CL_INVALID_BINARY;
+      }
+  rp->num_kernels = br.num_kernels;
+  rp->meta = meta;
+  program->data[device_i] = rp;
+  return CL_SUCCESS;
+}
+
+/* The build hash names the program's cache directory, where PoCL keeps the
+   binary that clGetProgramInfo(CL_PROGRAM_BINARIES) serialises.  */
+static void
+store_binary_in_cache (cl_program program, cl_uint device_i)
+{
+  cl_device_id device = program->devices[device_i];
+  SHA1_CTX ctx;
+  uint8_t digest[SHA1_DIGEST_SIZE];
+  char *dev_hash = device->ops->build_hash (device);
+  size_t i;
+
+  pocl_SHA1_Init (&ctx);
+  if (program->binaries[device_i])
+    pocl_SHA1_Update (&ctx, program->binaries[device_i],
+                      program->binary_sizes[device_i]);
+  else if (program->source)
+    pocl_SHA1_Update (&ctx, (const uint8_t *)program->source,
+                      strlen (program->source));
+  pocl_SHA1_Update (&ctx, (const uint8_t *)dev_hash, strlen (dev_hash));
+  free (dev_hash);
+  pocl_SHA1_Final (&ctx, digest);
+
+  unsigned char *h = program->build_hash[device_i];
+  for (i = 0; i < SHA1_DIGEST_SIZE; i++)
+    {
+      *h++ = (digest[i] & 0x0F) + 65;
+      *h++ = ((digest[i] & 0xF0) >> 4) + 65;
+    }
+  *h = 0;
+  program->build_hash[device_i][2] = '/';
+
+  if (program->binaries[device_i] == NULL)
+    return;
+  char bc_path[POCL_FILENAME_LENGTH], tmp_path[POCL_FILENAME_LENGTH];
+  pocl_cache_create_program_cachedir (program, device_i, NULL, 0, bc_path);
+  if (!pocl_exists (bc_path)
+      && pocl_cache_write_generic_objfile (
+             tmp_path, (char *)program->binaries[device_i],
+             program->binary_sizes[device_i])
+             == 0)
+    pocl_rename (tmp_path, bc_path);
+}
+
+static cl_int
+build (cl_program program, cl_uint device_i, uint32_t kind,
+       const struct iovec *body_iov, int body_count, uint32_t count,
+       uint64_t body_len)
+{
+  cl_device_id dev = program->devices[device_i];
+  remote_device_data *d = (remote_device_data *)dev->data;
+  pocl_remote_build_program bp;
+  const char *opts = program->compiler_options ? program->compiler_options
+                                               : "";
+  struct iovec iov[4];
+  int i, n = 0;
+
+  memset (&bp, 0, sizeof (bp));
+  bp.prog_id = wire_id (program->id, dev);
+  bp.device = d->server_device;
+  bp.kind = kind;
+  bp.options_len = (uint32_t)strlen (opts);
+  bp.count = count;
+  bp.body_len = body_len;
+  iov[n].iov_base = (void *)opts;
+  iov[n++].iov_len = bp.options_len;
+  for (i = 0; i < body_count; ++i)
+    iov[n++] = body_iov[i];
+
+  void *reply = NULL;
+  uint64_t reply_size = 0;
+  cl_int err = pocl_remote_request (d->server, POCL_RMSG_BUILD_PROGRAM, &bp,
+                                    sizeof (bp), iov, n, &reply, &reply_size);
+  if (reply)
+    {
+      cl_int perr = apply_build_reply (program, device_i, reply, reply_size);
+      if (err == CL_SUCCESS)
+        err = perr;
+    }
+  free (reply);
+  if (err == CL_SUCCESS)
+    store_binary_in_cache (program, device_i);
+  return err;
+}
+
+static int
+pocl_remote_build_source (cl_program program, cl_uint device_i,
+                          cl_uint num_input_headers,
+                          const cl_program *input_headers,
+                          const char **header_include_names, int link_program)
+{
+  struct iovec iov[2];
+  iov[0].iov_base = program->source;
+  iov[0].iov_len = strlen (program->source);
+  if (link_program)
+    return build (program, device_i, POCL_REMOTE_BUILD_SOURCE, iov, 1, 0,
+                  iov[0].iov_len);
+
+  /* clCompileProgram: headers travel as (name_len, src_len, name, src) */
+  size_t total = 0;
+  cl_uint i;
+  for (i = 0; i < num_input_headers; ++i)
+    total += 8 + strlen (header_include_names[i])
+             + strlen (input_headers[i]->source);
+  char *headers = malloc (total ? total : 1), *p = headers;
+  if (headers == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  for (i = 0; i < num_input_headers; ++i)
+    {
+      uint32_t lens[2] = { (uint32_t)strlen (header_include_names[i]),
+                           (uint32_t)strlen (input_headers[i]->source) };
+      memcpy (p, lens, 8);
+      memcpy (p + 8, header_include_names[i], lens[0]);
+      memcpy (p + 8 + lens[0], input_headers[i]->source, lens[1]);
+      p += 8 + lens[0] + lens[1];
+    }
+  iov[1].iov_base = headers;
+  iov[1].iov_len = total;
+  int err = build (program, device_i, POCL_REMOTE_BUILD_COMPILE, iov, 2,
+                   num_input_headers, iov[0].iov_len);
+  free (headers);
+  return err;
+}
+
+static int
+pocl_remote_build_binary (cl_program program, cl_uint device_i,
+                          int link_program, int spir_build)
+{
+  POCL_RETURN_ERROR_ON ((program->binaries[device_i] == NULL),
+                        CL_INVALID_BINARY,
+                        "remote: no server binary for this device\n");
+  struct iovec iov = { program->binaries[device_i],
+                       program->binary_sizes[device_i] };
+  return build (program, device_i, POCL_REMOTE_BUILD_BINARY, &iov, 1, 0,
+                iov.iov_len);
+}
+
+static int
+pocl_remote_link_program (cl_program program, cl_uint device_i,
+                          cl_uint num_input_programs,
+                          const cl_program *input_programs, int create_library)
+{
+  cl_device_id dev = program->devices[device_i];
+  uint64_t *ids = calloc (num_input_programs, sizeof (uint64_t));
+  cl_uint i;
+  if (ids == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  for (i = 0; i < num_input_programs; ++i)
+    ids[i] = wire_id (input_programs[i]->id, dev);
+  struct iovec iov = { ids, num_input_programs * sizeof (uint64_t) };
+  int err = build (program, device_i, POCL_REMOTE_BUILD_LINK, &iov, 1,
+                   num_input_programs, 0);
+  free (ids);
+  return err;
+}
+
+static int
+pocl_remote_free_program (cl_device_id device, cl_program program,
+                          unsigned device_i)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  if (program->data && program->data[device_i])
+    {
+      remote_program *rp = (remote_program *)program->data[device_i];
+      free_meta (rp->meta, rp->num_kernels);
+      free (rp);
+      program->data[device_i] = NULL;
+    }
+  pocl_remote_release r = { wire_id (program->id, device) };
+  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_PROGRAM, 0, &r, sizeof (r),
+                    NULL, 0);
+  return CL_SUCCESS;
+}
+
+/* Hands the metadata of the build reply to PoCL, which owns it from then
+   on.  */
+static int
+pocl_remote_setup_metadata (cl_device_id device, cl_program program,
+                            unsigned device_i)
+{
+  remote_program *rp = (remote_program *)program->data[device_i];
+  size_t i;
+  if (rp == NULL)
+    {
+      program->num_kernels = 0;
+      program->kernel_meta = NULL;
+      return 1;
+    }
+  for (i = 0; i < rp->num_kernels; ++i)
+    rp->meta[i].data = calloc (program->num_devices, sizeof (void *));
+  program->num_kernels = rp->num_kernels;
+  program->kernel_meta = rp->meta;
+  rp->meta = NULL;
+  rp->num_kernels = 0;
+  return 1;
+}
+
+static int
+pocl_remote_supports_binary (cl_device_id device, const size_t length,
+                             const char *binary)
+{
+  /* the server's runtime judges its own binaries */
+  return length > 0;
+}
+
+static int
+pocl_remote_new_kernel (cl_device_id device, cl_program program,
+                        cl_kernel kernel, unsigned device_i)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_remote_create_kernel ck;
+  ck.kernel_id = wire_id (kernel->id, device);
+  ck.prog_id = wire_id (program->id, device);
+  ck.device = d->server_device;
+  ck.name_len = (uint32_t)strlen (kernel->name);
+  struct iovec iov = { (void *)kernel->name, ck.name_len };
+  return pocl_remote_request (d->server, POCL_RMSG_CREATE_KERNEL, &ck,
+                              sizeof (ck), &iov, 1, NULL, NULL);
+}
+
+static int
+pocl_remote_free_kernel (cl_device_id device, cl_program program,
+                         cl_kernel kernel, unsigned device_i)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  pocl_remote_release r = { wire_id (kernel->id, device) };
+  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_KERNEL, 0, &r, sizeof (r),
+                    NULL, 0);
+  return CL_SUCCESS;
+}
+
+void
+pocl_remote_init_program_ops (struct pocl_device_ops *ops)
+{
+  ops->build_source = pocl_remote_build_source;
+  ops->build_binary = pocl_remote_build_binary;
+  ops->link_program = pocl_remote_link_program;
+  ops->free_program = pocl_remote_free_program;
+  ops->setup_metadata = pocl_remote_setup_metadata;
+  ops->supports_binary = pocl_remote_supports_binary;
+  ops->create_kernel = pocl_remote_new_kernel;
+  ops->free_kernel = pocl_remote_free_kernel;
+}

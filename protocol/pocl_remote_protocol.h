@@ -1,0 +1,455 @@
+/* pocl_remote_protocol.h - the one definition of the PoCL-R wire protocol.
+
+   Included by the client driver (lib/CL/devices/remote, C) and by pocld
+   (C++17).  Every message is a fixed 24-byte header, a fixed-size body whose
+   size depends only on the message type, and a variable payload whose layout
+   the body describes.  All integers are little-endian; layouts are checked by
+   static assertions below.  doc/protocol.md explains the exchanges.  */
+
+#ifndef POCL_REMOTE_PROTOCOL_H
+#define POCL_REMOTE_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the PoCL-R wire format is little-endian; big-endian hosts need byte swapping that is not implemented"
+#endif
+
+#ifdef __cplusplus
+#define POCL_REMOTE_STATIC_ASSERT(c, m) static_assert (c, m)
+extern "C" {
+#else
+#define POCL_REMOTE_STATIC_ASSERT(c, m) _Static_assert (c, m)
+#endif
+
+/* "PoCR" */
+#define POCL_REMOTE_MAGIC 0x52436f50u
+/* Bump on any change of a layout or of the meaning of a field.  */
+#define POCL_REMOTE_PROTOCOL_VERSION 1u
+#define POCL_REMOTE_DEFAULT_PORT 10998
+/* Command socket on P, bulk-data socket on P + 1.  */
+#define POCL_REMOTE_DATA_PORT_OFFSET 1
+
+/* Limits every receiver enforces before allocating.  */
+/* Payload of anything but buffer and image data (sources, binaries, logs).  */
+#define POCL_REMOTE_MAX_PAYLOAD (256u << 20)
+#define POCL_REMOTE_MAX_WAITS 4096u
+#define POCL_REMOTE_MAX_ARGS 4096u
+#define POCL_REMOTE_MAX_DEVICES 256u
+#define POCL_REMOTE_MAX_STRING (1u << 20)
+#define POCL_REMOTE_MAX_FILL_PATTERN 128u
+#define POCL_REMOTE_MAX_KERNELS 65536u
+/* Payloads at least this large travel on the data socket so that they do not
+   delay small commands queued behind them (head-of-line blocking).  */
+#define POCL_REMOTE_DATA_SOCKET_THRESHOLD (64u << 10)
+
+typedef enum pocl_remote_msg_type
+{
+  POCL_RMSG_INVALID = 0,
+
+  /* Handshake, the first message on each socket.  Body: hello.  */
+  POCL_RMSG_HELLO = 1,
+  /* Server's answer to HELLO.  Body: hello_reply.  */
+  POCL_RMSG_HELLO_REPLY = 2,
+
+  /* Synchronous requests: hdr.id is a request id; the server answers with
+     one POCL_RMSG_REPLY carrying the same id.  */
+  POCL_RMSG_DEVICE_INFO = 10,   /* body: device_info */
+  POCL_RMSG_CREATE_QUEUE = 11,  /* body: create_queue */
+  POCL_RMSG_CREATE_BUFFER = 12, /* body: create_buffer */
+  POCL_RMSG_CREATE_IMAGE = 13,  /* body: create_image */
+  POCL_RMSG_BUILD_PROGRAM = 14, /* body: build_program */
+  POCL_RMSG_CREATE_KERNEL = 15, /* body: create_kernel; payload: name */
+  POCL_RMSG_CREATE_SAMPLER = 16, /* body: create_sampler */
+  POCL_RMSG_FINISH = 17,        /* body: release (id = queue id) */
+
+  /* Releases: asynchronous, no reply.  Body: release.  */
+  POCL_RMSG_FREE_QUEUE = 30,
+  POCL_RMSG_FREE_BUFFER = 31,
+  POCL_RMSG_FREE_PROGRAM = 32,
+  POCL_RMSG_FREE_KERNEL = 33,
+  POCL_RMSG_FREE_SAMPLER = 34,
+
+  /* An event the server does not own (user event, other device) reached a
+     final status.  Body: notify.  No reply.  */
+  POCL_RMSG_NOTIFY_EVENT = 40,
+
+  /* Enqueued commands: hdr.id is the client's event id; the server answers
+     with one POCL_RMSG_COMPLETION carrying the same id.  The payload starts
+     with cmd.num_waits pocl_remote_wait entries.  */
+  POCL_RMSG_NDRANGE = 50,     /* body: ndrange; payload: waits, args */
+  POCL_RMSG_READ = 51,        /* body: mem_cmd; completion carries data */
+  POCL_RMSG_WRITE = 52,       /* body: mem_cmd; payload: waits, data */
+  POCL_RMSG_COPY = 53,        /* body: mem_cmd */
+  POCL_RMSG_READ_RECT = 54,   /* body: mem_cmd; completion: packed region */
+  POCL_RMSG_WRITE_RECT = 55,  /* body: mem_cmd; payload: waits, packed */
+  POCL_RMSG_COPY_RECT = 56,   /* body: mem_cmd */
+  POCL_RMSG_FILL = 57,        /* body: mem_cmd; payload: waits, pattern */
+  POCL_RMSG_READ_IMAGE = 58,  /* body: mem_cmd; completion: packed region */
+  POCL_RMSG_WRITE_IMAGE = 59, /* body: mem_cmd; payload: waits, packed */
+  POCL_RMSG_COPY_IMAGE = 60,  /* body: mem_cmd */
+  POCL_RMSG_FILL_IMAGE = 61,  /* body: mem_cmd; payload: waits, 16B color */
+  POCL_RMSG_COPY_IMAGE_TO_BUFFER = 62, /* body: mem_cmd */
+  POCL_RMSG_COPY_BUFFER_TO_IMAGE = 63, /* body: mem_cmd */
+  POCL_RMSG_MARKER = 64,      /* body: cmd (markers and barriers) */
+
+  /* Bulk bytes of a WRITE* command whose cmd.flags has
+     POCL_RCMD_DATA_ON_DATA_SOCKET; sent on the data socket, hdr.id = the
+     command's event id, no body, payload = the bytes.  */
+  POCL_RMSG_DATA = 80,
+
+  /* Server to client.  */
+  POCL_RMSG_REPLY = 90,      /* body: reply; payload per request type */
+  POCL_RMSG_COMPLETION = 91, /* body: completion; payload: read data */
+
+  POCL_RMSG_TYPE_COUNT = 92
+} pocl_remote_msg_type;
+
+typedef struct pocl_remote_hdr
+{
+  uint32_t type;         /* pocl_remote_msg_type */
+  uint32_t body_size;    /* must equal pocl_remote_body_size (type) */
+  uint64_t payload_size; /* bytes after the body */
+  uint64_t id;           /* request id or event id, see the types */
+} pocl_remote_hdr;
+
+/* HELLO.  role: which socket this is.  A command socket with an all-zero
+   session id asks for a new session; the data socket then presents the id
+   it was given.  */
+#define POCL_REMOTE_ROLE_COMMAND 0u
+#define POCL_REMOTE_ROLE_DATA 1u
+typedef struct pocl_remote_hello
+{
+  uint32_t magic;
+  uint32_t version;
+  uint32_t role;
+  uint32_t reserved;
+  uint8_t session_id[16];
+  uint64_t client_time_ns; /* CLOCK_REALTIME, for clock-offset estimation */
+} pocl_remote_hello;
+
+typedef struct pocl_remote_hello_reply
+{
+  uint32_t magic;
+  uint32_t version;
+  int32_t status; /* CL_SUCCESS or a refusal code */
+  uint32_t num_devices;
+  uint8_t session_id[16];
+  uint64_t server_time_ns; /* CLOCK_REALTIME when the reply was made */
+} pocl_remote_hello_reply;
+
+/* REPLY to a synchronous request.  Payload layout per request:
+   DEVICE_INFO: a sequence of pocl_remote_info_entry, each followed by its
+     value bytes.
+   BUILD_PROGRAM: pocl_remote_build_reply, build log, binary, then
+     num_kernels kernel descriptions (pocl_remote_kernel_meta, name,
+     attributes, then num_args times pocl_remote_arg_meta, type name, name).
+   Others: empty.  */
+typedef struct pocl_remote_reply
+{
+  int32_t status; /* an OpenCL error code */
+  uint32_t reserved;
+} pocl_remote_reply;
+
+typedef struct pocl_remote_device_info
+{
+  uint32_t device; /* index into the server's device list */
+  uint32_t reserved;
+} pocl_remote_device_info;
+
+/* Pseudo-parameter in a DEVICE_INFO reply: the image formats the device
+   supports for CL_MEM_READ_WRITE images of type T (a cl_mem_object_type),
+   as pairs of uint32 (channel order, channel data type).  */
+#define POCL_REMOTE_INFO_IMAGE_FORMATS(T) (0x7F000000u | (uint32_t)(T))
+
+typedef struct pocl_remote_info_entry
+{
+  uint32_t param; /* a cl_device_info value */
+  uint32_t size;  /* value bytes following; 64-bit values are uint64 */
+} pocl_remote_info_entry;
+
+typedef struct pocl_remote_create_queue
+{
+  uint64_t queue_id;
+  uint64_t properties; /* cl_command_queue_properties */
+  uint32_t device;
+  uint32_t reserved;
+} pocl_remote_create_queue;
+
+typedef struct pocl_remote_create_buffer
+{
+  uint64_t mem_id;
+  uint64_t flags; /* cl_mem_flags, host-pointer flags already removed */
+  uint64_t size;
+  uint32_t device;
+  uint32_t reserved;
+} pocl_remote_create_buffer;
+
+typedef struct pocl_remote_create_image
+{
+  uint64_t mem_id;
+  uint64_t flags;
+  uint32_t device;
+  uint32_t image_type;    /* cl_mem_object_type */
+  uint32_t channel_order; /* cl_channel_order */
+  uint32_t channel_type;  /* cl_channel_type */
+  uint64_t width, height, depth, array_size;
+  uint64_t row_pitch, slice_pitch; /* 0: let the server choose */
+  uint64_t buffer_id;              /* IMAGE1D_BUFFER: the buffer; else 0 */
+  uint32_t num_mip_levels, num_samples;
+} pocl_remote_create_image;
+
+#define POCL_REMOTE_BUILD_SOURCE 0u  /* payload: options, source */
+#define POCL_REMOTE_BUILD_BINARY 1u  /* payload: options, binary */
+#define POCL_REMOTE_BUILD_COMPILE 2u /* payload: options, source, headers */
+#define POCL_REMOTE_BUILD_LINK 3u    /* payload: options, uint64 prog ids */
+typedef struct pocl_remote_build_program
+{
+  uint64_t prog_id;
+  uint32_t device;
+  uint32_t kind;        /* POCL_REMOTE_BUILD_* */
+  uint32_t options_len; /* bytes, no terminating NUL */
+  uint32_t count;       /* COMPILE: headers; LINK: input programs */
+  uint64_t body_len;    /* source or binary bytes after the options */
+  /* COMPILE: after the source, count times (uint32 name_len, uint32
+     src_len, name, src).  LINK: count uint64 program ids.  */
+} pocl_remote_build_program;
+
+typedef struct pocl_remote_build_reply
+{
+  int32_t build_status; /* cl_build_status */
+  uint32_t num_kernels;
+  uint64_t log_len;
+  uint64_t binary_len;
+} pocl_remote_build_reply;
+
+typedef struct pocl_remote_kernel_meta
+{
+  uint32_t name_len;
+  uint32_t attributes_len;
+  uint32_t num_args;
+  uint32_t reserved;
+  uint64_t reqd_wg_size[3];
+  uint64_t wg_size_hint[3];
+  uint64_t local_mem_size;
+  uint64_t max_wg_size;           /* CL_KERNEL_WORK_GROUP_SIZE */
+  uint64_t preferred_wg_multiple; /* ..._PREFERRED_WORK_GROUP_SIZE_MULTIPLE */
+  uint64_t private_mem_size;
+} pocl_remote_kernel_meta;
+
+/* type: pocl_argument_type values (0 none/scalar, 1 pointer, 2 image,
+   3 sampler, 4 pipe); type_size: bytes of a scalar, 0 when unknown.  */
+typedef struct pocl_remote_arg_meta
+{
+  uint32_t address_qualifier; /* cl_kernel_arg_address_qualifier */
+  uint32_t access_qualifier;  /* cl_kernel_arg_access_qualifier */
+  uint64_t type_qualifier;    /* cl_kernel_arg_type_qualifier */
+  uint32_t type;
+  uint32_t type_size;
+  uint32_t type_name_len;
+  uint32_t name_len;
+} pocl_remote_arg_meta;
+
+typedef struct pocl_remote_create_kernel
+{
+  uint64_t kernel_id;
+  uint64_t prog_id;
+  uint32_t device;
+  uint32_t name_len; /* payload: the name, no NUL */
+} pocl_remote_create_kernel;
+
+typedef struct pocl_remote_create_sampler
+{
+  uint64_t sampler_id;
+  uint32_t device;
+  uint32_t normalized_coords;
+  uint32_t addressing_mode; /* cl_addressing_mode */
+  uint32_t filter_mode;     /* cl_filter_mode */
+} pocl_remote_create_sampler;
+
+/* FREE_* and FINISH: the object's id.  */
+typedef struct pocl_remote_release
+{
+  uint64_t obj_id;
+} pocl_remote_release;
+
+typedef struct pocl_remote_notify
+{
+  uint64_t event_id;
+  int32_t status; /* CL_COMPLETE or a negative error */
+  uint32_t reserved;
+} pocl_remote_notify;
+
+/* One wait-list entry.  SAME_SERVER: an event of an earlier command sent on
+   this session (the server may have retired it: then it is complete).
+   FOREIGN: completion arrives as NOTIFY_EVENT (before or after).  */
+#define POCL_REMOTE_WAIT_SAME_SERVER 0u
+#define POCL_REMOTE_WAIT_FOREIGN 1u
+typedef struct pocl_remote_wait
+{
+  uint64_t event_id;
+  uint32_t origin;
+  uint32_t reserved;
+} pocl_remote_wait;
+
+/* cmd.flags */
+#define POCL_RCMD_PROFILING 1u           /* report timestamps */
+#define POCL_RCMD_DATA_ON_DATA_SOCKET 2u /* WRITE*: bytes come as DATA */
+#define POCL_RCMD_BARRIER 4u             /* MARKER: it is a barrier */
+
+/* The part common to every enqueued command.  */
+typedef struct pocl_remote_cmd
+{
+  uint64_t queue_id;
+  uint32_t num_waits;
+  uint32_t flags;
+} pocl_remote_cmd;
+
+/* Argument kinds in an NDRANGE payload.  Each argument is one
+   pocl_remote_arg; a SCALAR is followed by value bytes, padded to 8.  */
+#define POCL_REMOTE_ARG_SCALAR 0u  /* a = size in bytes */
+#define POCL_REMOTE_ARG_BUFFER 1u  /* a = mem id, b = offset (sub-buffer) */
+#define POCL_REMOTE_ARG_NULL 2u    /* a NULL buffer pointer */
+#define POCL_REMOTE_ARG_LOCAL 3u   /* a = size of the local allocation */
+#define POCL_REMOTE_ARG_IMAGE 4u   /* a = mem id */
+#define POCL_REMOTE_ARG_SAMPLER 5u /* a = sampler id */
+typedef struct pocl_remote_arg
+{
+  uint32_t kind;
+  uint32_t reserved;
+  uint64_t a;
+  uint64_t b;
+} pocl_remote_arg;
+
+typedef struct pocl_remote_ndrange
+{
+  pocl_remote_cmd cmd;
+  uint64_t kernel_id;
+  uint32_t work_dim;
+  uint32_t num_args;
+  uint64_t offset[3];
+  uint64_t global[3];
+  uint64_t local[3]; /* all 0: let the server's runtime choose */
+  uint64_t args_size; /* payload bytes after the wait list */
+} pocl_remote_ndrange;
+
+/* Every memory command, buffers and images alike.  Buffers use origin[0]
+   as the byte offset and region[0] as the byte count.  Unused fields are 0.
+   Host-side data (READ*, WRITE*) is always packed: rows of region[0] bytes
+   (buffers) or region[0] pixels (images), no padding.  */
+typedef struct pocl_remote_mem_cmd
+{
+  pocl_remote_cmd cmd;
+  uint64_t src_id; /* mem id read from (READ*, COPY*) */
+  uint64_t dst_id; /* mem id written (WRITE*, COPY*, FILL*) */
+  uint64_t src_origin[3];
+  uint64_t dst_origin[3];
+  uint64_t region[3];
+  uint64_t src_row_pitch, src_slice_pitch;
+  uint64_t dst_row_pitch, dst_slice_pitch;
+  uint64_t data_size; /* bytes in the payload after the waits, or sent as
+                         DATA, or expected back in the completion */
+} pocl_remote_mem_cmd;
+
+/* COMPLETION.  Timestamps are the server's CLOCK_REALTIME-based
+   nanoseconds, 0 when the command was not profiled.  */
+typedef struct pocl_remote_completion
+{
+  int32_t status; /* CL_COMPLETE (0) or a negative OpenCL error */
+  uint32_t reserved;
+  uint64_t ts_queued, ts_submit, ts_start, ts_end;
+} pocl_remote_completion;
+
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hdr) == 24, "hdr");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello) == 40, "hello");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello_reply) == 40, "hello r");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_reply) == 8, "reply");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_device_info) == 8, "devinfo");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_info_entry) == 8, "info e");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_queue) == 24, "cq");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_buffer) == 32, "cb");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_image) == 96, "ci");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_program) == 32, "bp");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_reply) == 24, "br");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_meta) == 96, "km");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg_meta) == 32, "am");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_kernel) == 24, "ck");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_sampler) == 24, "cs");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_release) == 8, "rel");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_notify) == 16, "notify");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_wait) == 16, "wait");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_cmd) == 16, "cmd");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg) == 24, "arg");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ndrange) == 112, "ndr");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_mem_cmd) == 144, "memcmd");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 40, "compl");
+
+/* The fixed body size of each message type, or -1 for an unknown type.
+   Receivers reject a header whose body_size differs.  */
+static inline int64_t
+pocl_remote_body_size (uint32_t type)
+{
+  switch (type)
+    {
+    case POCL_RMSG_HELLO:
+      return sizeof (pocl_remote_hello);
+    case POCL_RMSG_HELLO_REPLY:
+      return sizeof (pocl_remote_hello_reply);
+    case POCL_RMSG_DEVICE_INFO:
+      return sizeof (pocl_remote_device_info);
+    case POCL_RMSG_CREATE_QUEUE:
+      return sizeof (pocl_remote_create_queue);
+    case POCL_RMSG_CREATE_BUFFER:
+      return sizeof (pocl_remote_create_buffer);
+    case POCL_RMSG_CREATE_IMAGE:
+      return sizeof (pocl_remote_create_image);
+    case POCL_RMSG_BUILD_PROGRAM:
+      return sizeof (pocl_remote_build_program);
+    case POCL_RMSG_CREATE_KERNEL:
+      return sizeof (pocl_remote_create_kernel);
+    case POCL_RMSG_CREATE_SAMPLER:
+      return sizeof (pocl_remote_create_sampler);
+    case POCL_RMSG_FINISH:
+    case POCL_RMSG_FREE_QUEUE:
+    case POCL_RMSG_FREE_BUFFER:
+    case POCL_RMSG_FREE_PROGRAM:
+    case POCL_RMSG_FREE_KERNEL:
+    case POCL_RMSG_FREE_SAMPLER:
+      return sizeof (pocl_remote_release);
+    case POCL_RMSG_NOTIFY_EVENT:
+      return sizeof (pocl_remote_notify);
+    case POCL_RMSG_NDRANGE:
+      return sizeof (pocl_remote_ndrange);
+    case POCL_RMSG_READ:
+    case POCL_RMSG_WRITE:
+    case POCL_RMSG_COPY:
+    case POCL_RMSG_READ_RECT:
+    case POCL_RMSG_WRITE_RECT:
+    case POCL_RMSG_COPY_RECT:
+    case POCL_RMSG_FILL:
+    case POCL_RMSG_READ_IMAGE:
+    case POCL_RMSG_WRITE_IMAGE:
+    case POCL_RMSG_COPY_IMAGE:
+    case POCL_RMSG_FILL_IMAGE:
+    case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
+    case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
+      return sizeof (pocl_remote_mem_cmd);
+    case POCL_RMSG_MARKER:
+      return sizeof (pocl_remote_cmd);
+    case POCL_RMSG_DATA:
+      return 0;
+    case POCL_RMSG_REPLY:
+      return sizeof (pocl_remote_reply);
+    case POCL_RMSG_COMPLETION:
+      return sizeof (pocl_remote_completion);
+    default:
+      return -1;
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
