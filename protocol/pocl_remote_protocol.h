@@ -102,8 +102,12 @@ typedef enum pocl_remote_msg_type
   /* Server to client.  */
   POCL_RMSG_REPLY = 90,      /* body: reply; payload per request type */
   POCL_RMSG_COMPLETION = 91, /* body: completion; payload: read data */
+  /* What kernels wrote to the server's standard output (printf), sent
+     before the COMPLETION of the command during which it was collected.
+     No body; payload: the bytes.  */
+  POCL_RMSG_OUTPUT = 92,
 
-  POCL_RMSG_TYPE_COUNT = 92
+  POCL_RMSG_TYPE_COUNT = 93
 } pocl_remote_msg_type;
 
 typedef struct pocl_remote_hdr
@@ -438,6 +442,7 @@ pocl_remote_body_size (uint32_t type)
     case POCL_RMSG_MARKER:
       return sizeof (pocl_remote_cmd);
     case POCL_RMSG_DATA:
+    case POCL_RMSG_OUTPUT:
       return 0;
     case POCL_RMSG_REPLY:
       return sizeof (pocl_remote_reply);

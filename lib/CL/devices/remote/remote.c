@@ -405,6 +405,8 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   d->build_hash = strdup (long_name);
   free (name);
 
+  /* host function pointers mean nothing on the server */
+  dev->execution_capabilities &= ~(cl_device_exec_capabilities)CL_EXEC_NATIVE_KERNEL;
   dev->version_as_int = parse_version (dev->version);
   if (dev->version_as_cl == 0)
     dev->version_as_cl = CL_MAKE_VERSION (dev->version_as_int / 100,

@@ -375,6 +375,31 @@ handle_completion (remote_server *s, int fd, const pocl_remote_hdr *h)
   return 0;
 }
 
+/* Kernel printf output from the server goes where a local CPU device's
+   would: straight to our standard output.  */
+static int
+handle_output (int fd, const pocl_remote_hdr *h)
+{
+  char buf[4096];
+  uint64_t left = h->payload_size;
+  while (left > 0)
+    {
+      size_t chunk = left < sizeof (buf) ? (size_t)left : sizeof (buf);
+      if (read_full (fd, buf, chunk))
+        return -1;
+      size_t off = 0;
+      while (off < chunk)
+        {
+          ssize_t w = write (STDOUT_FILENO, buf + off, chunk - off);
+          if (w <= 0)
+            break;
+          off += (size_t)w;
+        }
+      left -= chunk;
+    }
+  return 0;
+}
+
 typedef struct reader_arg
 {
   remote_server *server;
@@ -406,6 +431,8 @@ reader_thread (void *p)
         r = handle_reply (s, fd, &h);
       else if (h.type == POCL_RMSG_COMPLETION)
         r = handle_completion (s, fd, &h);
+      else if (h.type == POCL_RMSG_OUTPUT)
+        r = handle_output (fd, &h);
       else
         {
           POCL_MSG_ERR ("remote: unexpected message type %u\n", h.type);
