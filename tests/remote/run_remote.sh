@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Run a command as a client of the pocld started by pocld_fixture.sh.
+#   run_remote.sh STATE_FILE BUILD_DIR COMMAND [ARGS...]
+# Sets POCL_DEVICES=remote, POCL_REMOTE0_PARAMETERS=127.0.0.1:<port>/0 (port from
+# STATE_FILE), OCL_ICD_VENDORS=BUILD_DIR/ocl-vendors (only this build's libpocl) and
+# POCL_BUILDING=1 (load the drivers from the build tree).
+# Env: RUN_REMOTE_DEVICES overrides POCL_DEVICES, e.g. "pthread remote" to mix.
+set -euo pipefail
+
+if [[ $# -lt 3 ]]; then
+  sed -n '2,2p' "$0" | sed 's/^# //' >&2
+  exit 2
+fi
+state=$1 build=$2
+shift 2
+
+if [[ ! -f $state ]]; then
+  echo "run_remote: no pocld state file $state (did the pocld fixture start?)" >&2
+  exit 1
+fi
+port=$(sed -n 's/^POCLD_PORT=//p' "$state" | head -n1)
+if [[ ! $port =~ ^[0-9]+$ ]]; then
+  echo "run_remote: no POCLD_PORT in $state" >&2
+  exit 1
+fi
+
+export POCL_DEVICES=${RUN_REMOTE_DEVICES:-remote}
+export POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0
+export OCL_ICD_VENDORS=$build/ocl-vendors
+export POCL_BUILDING=1
+exec "$@"

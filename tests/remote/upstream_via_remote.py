@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Run PoCL's upstream test suite a second time, through the remote driver.
+
+Two nested ctest runs over the same build tree, in this order:
+  1. on the local pthread device (POCL_DEVICES=pthread): the baseline,
+  2. through the remote driver against the fixture's pocld (run_remote.sh sets
+     POCL_DEVICES=remote and POCL_REMOTE0_PARAMETERS).
+Both exclude our own tests (label "remote"), so this test never recurses, and both skip
+the upstream tests that pin POCL_DEVICES in their ENVIRONMENT property (they would run
+on that local device either way, so they say nothing about the remote driver).
+
+A test that passes on pthread but not through remote fails this test unless its exact
+name is the first column of a row in the exceptions file (doc/remote-test-exceptions.md)
+with a non-empty reason. Both lists come from the same run, so no stored baseline goes
+stale. Results land in --work: pthread.results, remote.results (name<TAB>status),
+summary.txt and the nested ctest logs.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def list_tests(ctest, nest_dir, env):
+    """All tests of the build tree as {name: (labels, environment)}."""
+    out = subprocess.run([ctest, "--show-only=json-v1"], cwd=nest_dir, env=env,
+                         check=True, capture_output=True, text=True).stdout
+    tests = {}
+    for t in json.loads(out)["tests"]:
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        labels = props.get("LABELS", [])
+        environ = props.get("ENVIRONMENT", [])
+        tests[t["name"]] = (labels if isinstance(labels, list) else [labels],
+                            environ if isinstance(environ, list) else [environ])
+    return tests
+
+
+def make_nest(work, name, build):
+    """A directory whose CTestTestfile points at the build tree: ctest run there keeps
+    its Testing/ logs (and the JUnit file) out of the build tree, so the outer ctest's
+    logs are not clobbered. CTestCustom.cmake brings upstream's test environment."""
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "CTestTestfile.cmake"), "w") as f:
+        f.write('subdirs("%s")\n' % build)
+    with open(os.path.join(d, "CTestCustom.cmake"), "w") as f:
+        f.write('include("%s/CTestCustom.cmake" OPTIONAL)\n' % build)
+    return d
+
+
+def run_ctest(argv, cwd, env, budget, logfile):
+    """Run a nested ctest in its own session; kill the whole group past the budget."""
+    log("+ (cd %s && %s)" % (cwd, " ".join(argv)))
+    start = time.monotonic()
+    with open(logfile, "w") as out:
+        p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = p.wait(timeout=budget)
+        except subprocess.TimeoutExpired:
+            log("nested ctest exceeded its %ds budget: killing it" % budget)
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            rc = None
+    log("  finished in %.0fs (exit %s), log: %s" % (time.monotonic() - start, rc, logfile))
+    return rc
+
+
+def read_junit(path):
+    """{name: 'passed'|'failed'|'skipped'} from ctest's --output-junit file."""
+    results = {}
+    if not os.path.exists(path):
+        return results
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        status = tc.get("status")
+        if status == "run" and tc.find("failure") is None:
+            results[tc.get("name")] = "passed"
+        elif status == "notrun" or tc.find("skipped") is not None:
+            results[tc.get("name")] = "skipped"
+        else:
+            results[tc.get("name")] = "failed"
+    return results
+
+
+def read_exceptions(path):
+    """{test name: reason} from the markdown table (first column: exact test name)."""
+    exc = {}
+    if not os.path.exists(path):
+        return exc
+    rows = 0
+    for line in open(path, encoding="utf-8"):
+        line = line.strip()
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows += 1
+        if rows == 1 or all(re.fullmatch(r":?-+:?", c) for c in cells if c):
+            continue  # header row and separator row
+        name = cells[0].strip("`")
+        reason = cells[1] if len(cells) > 1 else ""
+        if name:
+            exc[name] = reason
+    return exc
+
+
+def write_results(path, results):
+    with open(path, "w") as f:
+        for name in sorted(results):
+            f.write("%s\t%s\n" % (name, results[name]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", required=True, help="PoCL build directory")
+    ap.add_argument("--state", required=True, help="pocld fixture state file")
+    ap.add_argument("--run-remote", required=True, help="path of run_remote.sh")
+    ap.add_argument("--exceptions", required=True, help="doc/remote-test-exceptions.md")
+    ap.add_argument("--work", required=True, help="directory for logs and result lists")
+    ap.add_argument("--ctest", default="ctest")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=120, help="per nested test, seconds")
+    ap.add_argument("--budget", type=int, default=1200, help="per nested run, seconds")
+    args = ap.parse_args()
+
+    build = os.path.abspath(args.build)
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ)
+    env["OCL_ICD_VENDORS"] = os.path.join(build, "ocl-vendors")
+    env["POCL_BUILDING"] = "1"
+
+    pth = make_nest(work, "pthread", build)
+    rem = make_nest(work, "remote", build)
+
+    tests = list_tests(args.ctest, pth, env)
+    ours = sorted(n for n, (labels, _) in tests.items() if "remote" in labels)
+    pinned = sorted(n for n, (labels, environ) in tests.items()
+                    if "remote" not in labels
+                    and any(e.startswith("POCL_DEVICES=") for e in environ))
+    upstream = sorted(n for n in tests if n not in ours and n not in pinned)
+    log("upstream tests: %d compared, %d skipped because they pin POCL_DEVICES: %s"
+        % (len(upstream), len(pinned), ", ".join(pinned) or "none"))
+    if not upstream:
+        log("FAIL: no upstream tests found in %s" % build)
+        return 1
+
+    # -LE: never run our own tests (this one included); -E: the pinned ones, exactly.
+    common = [args.ctest, "-LE", "^remote$", "-j%d" % args.jobs,
+              "--timeout", str(args.timeout), "--no-tests=error"]
+    if pinned:
+        common += ["-E", "|".join("^%s$" % re.sub(r"[^A-Za-z0-9_/-]", ".", n)
+                                  for n in pinned)]
+
+    # 1. Baseline on the local pthread device.
+    env_p = dict(env, POCL_DEVICES="pthread")
+    env_p.pop("POCL_REMOTE0_PARAMETERS", None)
+    run_ctest(common + ["--output-junit", os.path.join(work, "pthread.xml")], pth,
+              env_p, args.budget, os.path.join(work, "pthread.log"))
+    # 2. The same tests through the remote driver and the fixture's pocld.
+    run_ctest([args.run_remote, args.state, build] + common
+              + ["--output-junit", os.path.join(work, "remote.xml")], rem,
+              env, args.budget, os.path.join(work, "remote.log"))
+
+    res_p = read_junit(os.path.join(work, "pthread.xml"))
+    res_r = read_junit(os.path.join(work, "remote.xml"))
+    for name in upstream:  # a test missing from a report (killed run) did not pass
+        res_p.setdefault(name, "not-run")
+        res_r.setdefault(name, "not-run")
+    write_results(os.path.join(work, "pthread.results"), res_p)
+    write_results(os.path.join(work, "remote.results"), res_r)
+
+    exceptions = read_exceptions(args.exceptions)
+    passed_p = {n for n in upstream if res_p[n] == "passed"}
+    passed_r = {n for n in upstream if res_r[n] == "passed"}
+    lost = sorted(passed_p - passed_r)
+    documented = [n for n in lost if exceptions.get(n)]
+    undocumented = [n for n in lost if not exceptions.get(n)]
+    stale = sorted(n for n in exceptions if n in passed_r)
+    unknown = sorted(n for n in exceptions if n not in tests)
+    gained = sorted(passed_r - passed_p)
+
+    lines = []
+    for n in documented:
+        lines.append("documented exception (%s via remote): %s -- %s"
+                     % (res_r[n], n, exceptions[n]))
+    for n in stale:
+        lines.append("note: listed in %s but passes via remote now: %s"
+                     % (os.path.basename(args.exceptions), n))
+    for n in unknown:
+        lines.append("note: listed in %s but no such test: %s"
+                     % (os.path.basename(args.exceptions), n))
+    for n in gained:
+        lines.append("note: passes via remote but not on pthread (%s): %s" % (res_p[n], n))
+    for n in undocumented:
+        lines.append("REGRESSION (%s via remote, passed on pthread): %s" % (res_r[n], n))
+    lines.append("pthread: %d passed, remote: %d passed, %d documented exceptions"
+                 % (len(passed_p), len(passed_r), len(documented)))
+    if undocumented:
+        lines.append("FAIL: %d tests pass on pthread but not via remote and are not in %s"
+                     % (len(undocumented), args.exceptions))
+    elif not passed_p:
+        lines.append("FAIL: nothing passed on pthread, so the comparison means nothing")
+    with open(os.path.join(work, "summary.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    for line in lines:
+        log(line)
+    if undocumented:
+        log("nested remote ctest log: %s" % os.path.join(work, "remote.log"))
+    return 1 if undocumented or not passed_p else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
