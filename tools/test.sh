@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Set up, build (incremental: seconds when nothing changed) and run every test:
+# upstream PoCL's suite on pthread plus ours (label "remote": pocld fixture, example,
+# upstream suite through the remote driver). Exits non-zero if anything fails.
+# Extra arguments go to ctest, e.g. tools/test.sh -L remote
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_root=${BUILD_DIR:-$repo/build}
+bdir=$build_root/pocl
+
+"$repo/tools/setup.sh"
+"$repo/tools/build.sh"
+
+# ctest output is also kept in a log, to repeat its summary line at the very end.
+mkdir -p "$build_root"
+log=$build_root/ctest.log
+rc=0
+(cd "$bdir" && ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@") 2>&1 | tee "$log" \
+  || rc=$?
+# With pipefail, rc is ctest's status (tee does not fail).
+summary=$(grep -E '^[0-9]+% tests passed' "$log" | tail -n1 || true)
+echo
+echo "test.sh: ${summary:-no ctest summary line (see $log)}"
+if [[ $rc != 0 ]]; then
+  echo "test.sh: FAILED (ctest exit status $rc; log: $log)" >&2
+  exit "$rc"
+fi
+echo "test.sh: all tests passed"
