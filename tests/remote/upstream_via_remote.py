@@ -113,6 +113,31 @@ def read_exceptions(path):
     return exc
 
 
+def pocld_alive(state):
+    """Say so, with its log's tail, if the fixture's pocld died during the run."""
+    st = {}
+    if os.path.exists(state):
+        for line in open(state):
+            k, _, v = line.strip().partition("=")
+            st[k] = v
+    pid = st.get("POCLD_PID", "")
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+        if os.path.basename(argv0) == "pocld":
+            return True
+    except (OSError, ValueError):
+        pass
+    log("pocld (pid %s) is gone after the remote run; its log: %s"
+        % (pid or "?", st.get("POCLD_LOG", "?")))
+    try:
+        for line in open(st.get("POCLD_LOG", ""), errors="replace").readlines()[-30:]:
+            log("  | " + line.rstrip())
+    except OSError:
+        pass
+    return False
+
+
 def write_results(path, results):
     with open(path, "w") as f:
         for name in sorted(results):
@@ -170,6 +195,8 @@ def main():
     run_ctest([args.run_remote, args.state, build] + common
               + ["--output-junit", os.path.join(work, "remote.xml")], rem,
               env, args.budget, os.path.join(work, "remote.log"))
+
+    pocld_alive(args.state)
 
     res_p = read_junit(os.path.join(work, "pthread.xml"))
     res_r = read_junit(os.path.join(work, "remote.xml"))
