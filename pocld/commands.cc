@@ -1,0 +1,511 @@
+// commands.cc - enqueued commands: kernels, buffer and image transfers,
+// markers and barriers.
+#include "session.hh"
+
+#include "log.hh"
+
+namespace pocld {
+
+namespace {
+
+struct Size3 {
+  size_t v[3];
+  explicit Size3(const uint64_t in[3]) : v{in[0], in[1], in[2]} {}
+};
+
+bool in_bounds(const Mem &m, uint64_t offset, uint64_t size)
+{
+  uint64_t end;
+  return add_ok(offset, size, end) && end <= m.size;
+}
+
+bool volume(const uint64_t r[3], uint64_t unit, uint64_t &out)
+{
+  return mul_ok(r[0], r[1], out) && mul_ok(out, r[2], out) &&
+         mul_ok(out, unit, out);
+}
+
+} // namespace
+
+// Reserves the event, builds the wait list, enqueues natively through
+// `enqueue` and arranges for the completion.  Takes over one reference of
+// `st`.  extra_wait: one more event the command waits for (data arrival).
+template <class F>
+Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
+                              const uint8_t *waits, Queue &q, Staging *st,
+                              bool send_data, cl_event extra_wait, F enqueue)
+{
+  cl_int err = CL_SUCCESS;
+  Pending *p = open_cmd(id, waits, c.num_waits, q, err);
+  if (p == nullptr) {
+    if (st != nullptr)
+      st->unref();
+    if (err == kProtocolError)
+      return Outcome::Protocol;
+    complete_now(id, err);
+    return Outcome::Failed;
+  }
+  p->staging = st;
+  p->flags = c.flags;
+  p->send_data = send_data;
+  if (extra_wait != nullptr) {
+    clRetainEvent(extra_wait);
+    waits_.push_back(extra_wait);
+  }
+  cl_event ev = nullptr;
+  err = enqueue(static_cast<cl_uint>(waits_.size()),
+                waits_.empty() ? nullptr : waits_.data(), &ev);
+  launch(p, err, ev, q);
+  return err == CL_SUCCESS ? Outcome::Ok : Outcome::Failed;
+}
+
+bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
+                         cl_int err)
+{
+  // The client sends the bytes regardless; they must be consumed in order.
+  if (c.flags & POCL_RCMD_DATA_ON_DATA_SOCKET) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      data_slots_.push_back(DataSlot{id, size, nullptr, nullptr});
+    }
+    data_cv_.notify_one();
+  }
+  complete_now(id, err);
+  return true;
+}
+
+// A WRITE*: the bytes are inline (copied out of the reader's buffer, which
+// the next message reuses) or come on the data socket, in which case the
+// native write also waits for a user event the data reader completes.
+// enqueue(src, num_waits, waits, event).
+template <class F>
+bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
+                        const uint8_t *waits, Queue &q,
+                        const uint8_t *inline_data, uint64_t size, F enqueue)
+{
+  const bool on_data = c.flags & POCL_RCMD_DATA_ON_DATA_SOCKET;
+  Staging *st = Staging::create(size, on_data ? 2 : 1);
+  if (st == nullptr)
+    return fail_write(id, c, size, CL_OUT_OF_HOST_MEMORY);
+  auto enq = [&](cl_uint n, const cl_event *w, cl_event *ev) {
+    return enqueue(st->data(), n, w, ev);
+  };
+  if (!on_data) {
+    memcpy(st->data(), inline_data, size);
+    return run(id, c, waits, q, st, false, nullptr, enq) !=
+           Outcome::Protocol;
+  }
+  cl_int err = CL_SUCCESS;
+  cl_event ue = clCreateUserEvent(contexts_[q.platform], &err);
+  if (ue == nullptr) {
+    st->unref();
+    st->unref();
+    return fail_write(id, c, size, err);
+  }
+  Outcome o = run(id, c, waits, q, st, false, ue, enq);
+  DataSlot slot{id, size, st, ue};
+  if (o != Outcome::Ok) {
+    st->unref();
+    clReleaseEvent(ue);
+    if (o == Outcome::Protocol)
+      return false;
+    slot.staging = nullptr;
+    slot.ue = nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    data_slots_.push_back(slot);
+  }
+  data_cv_.notify_one();
+  return true;
+}
+
+cl_int Session::sub_buffer(Mem &mem, uint64_t offset, const Device &d,
+                           cl_mem &out)
+{
+  if (offset % d.base_align != 0)
+    return CL_MISALIGNED_SUB_BUFFER_OFFSET;
+  if (offset >= mem.size)
+    return CL_INVALID_VALUE;
+  for (auto &s : mem.subs)
+    if (s.first == offset) {
+      out = s.second;
+      return CL_SUCCESS;
+    }
+  // Up to the parent's end: the client knows only parent + offset.
+  cl_buffer_region r{offset, mem.size - offset};
+  cl_int err = CL_SUCCESS;
+  cl_mem sub = clCreateSubBuffer(mem.m, 0, CL_BUFFER_CREATE_TYPE_REGION, &r,
+                                 &err);
+  if (sub == nullptr)
+    return err;
+  mem.subs.emplace_back(offset, sub);
+  out = sub;
+  return CL_SUCCESS;
+}
+
+// Sets the arguments that differ from the kernel's cached ones.  False on a
+// malformed argument list; err: the first OpenCL error (stops there).
+bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
+                       uint32_t num_args, cl_int &err)
+{
+  for (uint32_t i = 0; i < num_args; ++i) {
+    pocl_remote_arg a;
+    if (!cur.get(a)) {
+      LOG_ERR(sid_, "kernel argument %u truncated", i);
+      return false;
+    }
+    ArgCache &ac = k.args[i];
+    const uint8_t *value = nullptr;
+    uint64_t key = 0; // what identifies the value besides kind and b
+    cl_mem mem = nullptr;
+    cl_sampler smp = nullptr;
+    switch (a.kind) {
+    case POCL_REMOTE_ARG_SCALAR:
+      if (a.a == 0 || a.a > cur.left() ||
+          (value = cur.take((a.a + 7) & ~uint64_t{7})) == nullptr) {
+        LOG_ERR(sid_, "kernel argument %u: bad scalar size %llu", i,
+                (unsigned long long)a.a);
+        return false;
+      }
+      if (ac.kind == a.kind && ac.bytes.size() == a.a &&
+          memcmp(ac.bytes.data(), value, a.a) == 0)
+        continue;
+      break;
+    case POCL_REMOTE_ARG_BUFFER:
+    case POCL_REMOTE_ARG_IMAGE: {
+      Mem *mm = a.kind == POCL_REMOTE_ARG_BUFFER ? find_buffer(a.a)
+                                                 : find_image(a.a);
+      if (mm == nullptr) {
+        err = CL_INVALID_MEM_OBJECT;
+        return true;
+      }
+      key = mm->serial;
+      if (a.kind == POCL_REMOTE_ARG_IMAGE)
+        a.b = 0;
+      if (ac.kind == a.kind && ac.a == key && ac.b == a.b)
+        continue;
+      mem = mm->m;
+      if (a.b != 0 && (err = sub_buffer(*mm, a.b, d, mem)) != CL_SUCCESS)
+        return true;
+      break;
+    }
+    case POCL_REMOTE_ARG_SAMPLER: {
+      auto it = samplers_.find(a.a);
+      if (it == samplers_.end()) {
+        err = CL_INVALID_SAMPLER;
+        return true;
+      }
+      key = it->second.serial;
+      if (ac.kind == a.kind && ac.a == key)
+        continue;
+      smp = it->second.s;
+      break;
+    }
+    case POCL_REMOTE_ARG_NULL:
+      if (ac.kind == a.kind)
+        continue;
+      break;
+    case POCL_REMOTE_ARG_LOCAL:
+      key = a.a;
+      if (ac.kind == a.kind && ac.a == key)
+        continue;
+      break;
+    default:
+      LOG_ERR(sid_, "kernel argument %u: unknown kind %u", i, a.kind);
+      return false;
+    }
+    cl_int e;
+    switch (a.kind) {
+    case POCL_REMOTE_ARG_SCALAR:
+      e = clSetKernelArg(k.k, i, a.a, value);
+      break;
+    case POCL_REMOTE_ARG_SAMPLER:
+      e = clSetKernelArg(k.k, i, sizeof smp, &smp);
+      break;
+    case POCL_REMOTE_ARG_NULL:
+      e = clSetKernelArg(k.k, i, sizeof(cl_mem), nullptr);
+      break;
+    case POCL_REMOTE_ARG_LOCAL:
+      e = clSetKernelArg(k.k, i, a.a, nullptr);
+      break;
+    default:
+      e = clSetKernelArg(k.k, i, sizeof mem, &mem);
+      break;
+    }
+    if (e != CL_SUCCESS) {
+      ac.kind = UINT32_MAX;
+      err = e;
+      return true;
+    }
+    ac.kind = a.kind;
+    ac.a = key;
+    ac.b = a.b;
+    if (a.kind == POCL_REMOTE_ARG_SCALAR)
+      ac.bytes.assign(value, value + a.a);
+  }
+  return true;
+}
+
+bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
+                      const uint8_t *waits)
+{
+  if (c.num_args > POCL_REMOTE_MAX_ARGS || c.args_size != cur.left()) {
+    LOG_ERR(sid_, "NDRANGE: %u args in %llu bytes, %llu bytes left",
+            c.num_args, (unsigned long long)c.args_size,
+            (unsigned long long)cur.left());
+    return false;
+  }
+  Queue *q = find_queue(c.cmd.queue_id);
+  auto kit = kernels_.find(c.kernel_id);
+  cl_int err = CL_SUCCESS;
+  if (q == nullptr)
+    err = CL_INVALID_COMMAND_QUEUE;
+  else if (kit == kernels_.end())
+    err = CL_INVALID_KERNEL;
+  else if (c.work_dim < 1 || c.work_dim > 3)
+    err = CL_INVALID_WORK_DIMENSION;
+  else if (c.num_args != kit->second.args.size())
+    err = CL_INVALID_KERNEL_ARGS;
+  else if (!set_args(kit->second, devs_.devices[q->device], cur, c.num_args,
+                     err))
+    return false;
+  if (err != CL_SUCCESS) {
+    complete_now(m.hdr.id, err);
+    return true;
+  }
+  Size3 offset(c.offset), global(c.global), local(c.local);
+  bool has_local = false;
+  for (uint32_t i = 0; i < c.work_dim; ++i)
+    has_local |= c.local[i] != 0;
+  cl_kernel k = kit->second.k;
+  return run(m.hdr.id, c.cmd, waits, *q, nullptr, false, nullptr,
+             [&](cl_uint n, const cl_event *w, cl_event *ev) {
+               return clEnqueueNDRangeKernel(q->q, k, c.work_dim, offset.v,
+                                             global.v,
+                                             has_local ? local.v : nullptr,
+                                             n, w, ev);
+             }) != Outcome::Protocol;
+}
+
+bool Session::command(const Msg &m)
+{
+  pocl_remote_cmd c = load<pocl_remote_cmd>(m.body);
+  Cursor cur(m.payload, m.hdr.payload_size);
+  const uint8_t *waits = nullptr;
+  if (c.num_waits > POCL_REMOTE_MAX_WAITS ||
+      (waits = cur.take(uint64_t{c.num_waits} * sizeof(pocl_remote_wait))) ==
+          nullptr) {
+    LOG_ERR(sid_, "%u wait entries in a %llu-byte payload", c.num_waits,
+            (unsigned long long)m.hdr.payload_size);
+    return false;
+  }
+  if (m.hdr.type == POCL_RMSG_NDRANGE)
+    return ndrange(m, load<pocl_remote_ndrange>(m.body), cur, waits);
+  if (m.hdr.type != POCL_RMSG_MARKER)
+    return mem_command(m, load<pocl_remote_mem_cmd>(m.body), cur, waits);
+  if (cur.left() != 0) {
+    LOG_ERR(sid_, "MARKER with a payload beyond its wait list");
+    return false;
+  }
+  Queue *q = find_queue(c.queue_id);
+  if (q == nullptr) {
+    complete_now(m.hdr.id, CL_INVALID_COMMAND_QUEUE);
+    return true;
+  }
+  const bool barrier = c.flags & POCL_RCMD_BARRIER;
+  return run(m.hdr.id, c, waits, *q, nullptr, false, nullptr,
+             [&](cl_uint n, const cl_event *w, cl_event *ev) {
+               return barrier ? clEnqueueBarrierWithWaitList(q->q, n, w, ev)
+                              : clEnqueueMarkerWithWaitList(q->q, n, w, ev);
+             }) != Outcome::Protocol;
+}
+
+bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
+                          Cursor &cur, const uint8_t *waits)
+{
+  const uint32_t type = m.hdr.type;
+  const uint64_t id = m.hdr.id;
+  const bool is_write = type == POCL_RMSG_WRITE ||
+                        type == POCL_RMSG_WRITE_RECT ||
+                        type == POCL_RMSG_WRITE_IMAGE;
+  const bool on_data = is_write && (c.cmd.flags & POCL_RCMD_DATA_ON_DATA_SOCKET);
+
+  // Structure first: what follows the wait list, and host data sizes that
+  // the body alone determines (images need the pixel size, see below).
+  uint64_t extra = 0;
+  if (is_write && !on_data)
+    extra = c.data_size;
+  else if (type == POCL_RMSG_FILL) {
+    if (c.data_size == 0 || c.data_size > POCL_REMOTE_MAX_FILL_PATTERN) {
+      LOG_ERR(sid_, "FILL pattern of %llu bytes",
+              (unsigned long long)c.data_size);
+      return false;
+    }
+    extra = c.data_size;
+  } else if (type == POCL_RMSG_FILL_IMAGE)
+    extra = 16;
+  const uint8_t *data = cur.take(extra);
+  if (data == nullptr || cur.left() != 0) {
+    LOG_ERR(sid_, "message type %u: payload of %llu bytes does not match",
+            type, (unsigned long long)m.hdr.payload_size);
+    return false;
+  }
+  uint64_t expect = c.data_size;
+  bool sized = true;
+  if (type == POCL_RMSG_READ || type == POCL_RMSG_WRITE)
+    expect = c.region[0];
+  else if (type == POCL_RMSG_READ_RECT || type == POCL_RMSG_WRITE_RECT)
+    sized = volume(c.region, 1, expect);
+  if (!sized || expect != c.data_size) {
+    LOG_ERR(sid_, "message type %u: data size %llu does not match the region",
+            type, (unsigned long long)c.data_size);
+    return false;
+  }
+
+  auto fail = [&](cl_int e) {
+    if (is_write)
+      return fail_write(id, c.cmd, c.data_size, e);
+    complete_now(id, e);
+    return true;
+  };
+  Queue *q = find_queue(c.cmd.queue_id);
+  if (q == nullptr)
+    return fail(CL_INVALID_COMMAND_QUEUE);
+  const cl_command_queue cq = q->q;
+  const Size3 so(c.src_origin), dor(c.dst_origin), rg(c.region);
+  const size_t zero[3] = {0, 0, 0};
+  auto go = [&](Staging *st, bool send_data, auto enqueue) {
+    return run(id, c.cmd, waits, *q, st, send_data, nullptr, enqueue) !=
+           Outcome::Protocol;
+  };
+  // Images: the packed host size is region * pixel size.
+  auto image_size_ok = [&](const Mem &img) {
+    uint64_t n;
+    if (volume(c.region, img.pixel_size, n) && n == c.data_size)
+      return true;
+    LOG_ERR(sid_, "image data size %llu does not match the region",
+            (unsigned long long)c.data_size);
+    return false;
+  };
+
+  switch (type) {
+  case POCL_RMSG_READ:
+  case POCL_RMSG_READ_RECT:
+  case POCL_RMSG_READ_IMAGE: {
+    Mem *src = type == POCL_RMSG_READ_IMAGE ? find_image(c.src_id)
+                                            : find_buffer(c.src_id);
+    if (src == nullptr)
+      return fail(CL_INVALID_MEM_OBJECT);
+    if (type == POCL_RMSG_READ_IMAGE && !image_size_ok(*src))
+      return false;
+    if (type == POCL_RMSG_READ && !in_bounds(*src, c.src_origin[0], c.region[0]))
+      return fail(CL_INVALID_VALUE);
+    Staging *st = Staging::create(c.data_size, 1);
+    if (st == nullptr)
+      return fail(CL_OUT_OF_HOST_MEMORY);
+    return go(st, true, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+      if (type == POCL_RMSG_READ)
+        return clEnqueueReadBuffer(cq, src->m, CL_FALSE, so.v[0], rg.v[0],
+                                   st->data(), n, w, ev);
+      if (type == POCL_RMSG_READ_RECT)
+        return clEnqueueReadBufferRect(
+            cq, src->m, CL_FALSE, so.v, zero, rg.v, c.src_row_pitch,
+            c.src_slice_pitch, rg.v[0], rg.v[0] * rg.v[1], st->data(), n, w,
+            ev);
+      return clEnqueueReadImage(cq, src->m, CL_FALSE, so.v, rg.v, 0, 0,
+                                st->data(), n, w, ev);
+    });
+  }
+  case POCL_RMSG_WRITE:
+  case POCL_RMSG_WRITE_RECT:
+  case POCL_RMSG_WRITE_IMAGE: {
+    Mem *dst = type == POCL_RMSG_WRITE_IMAGE ? find_image(c.dst_id)
+                                             : find_buffer(c.dst_id);
+    if (dst == nullptr)
+      return fail(CL_INVALID_MEM_OBJECT);
+    if (type == POCL_RMSG_WRITE_IMAGE && !image_size_ok(*dst))
+      return false;
+    if (type == POCL_RMSG_WRITE &&
+        !in_bounds(*dst, c.dst_origin[0], c.region[0]))
+      return fail(CL_INVALID_VALUE);
+    return run_write(
+        id, c.cmd, waits, *q, data, c.data_size,
+        [&](const void *src, cl_uint n, const cl_event *w, cl_event *ev) {
+          if (type == POCL_RMSG_WRITE)
+            return clEnqueueWriteBuffer(cq, dst->m, CL_FALSE, dor.v[0],
+                                        rg.v[0], src, n, w, ev);
+          if (type == POCL_RMSG_WRITE_RECT)
+            return clEnqueueWriteBufferRect(
+                cq, dst->m, CL_FALSE, dor.v, zero, rg.v, c.dst_row_pitch,
+                c.dst_slice_pitch, rg.v[0], rg.v[0] * rg.v[1], src, n, w, ev);
+          return clEnqueueWriteImage(cq, dst->m, CL_FALSE, dor.v, rg.v, 0, 0,
+                                     src, n, w, ev);
+        });
+  }
+  case POCL_RMSG_COPY:
+  case POCL_RMSG_COPY_RECT: {
+    Mem *src = find_buffer(c.src_id), *dst = find_buffer(c.dst_id);
+    if (src == nullptr || dst == nullptr)
+      return fail(CL_INVALID_MEM_OBJECT);
+    if (type == POCL_RMSG_COPY &&
+        (!in_bounds(*src, c.src_origin[0], c.region[0]) ||
+         !in_bounds(*dst, c.dst_origin[0], c.region[0])))
+      return fail(CL_INVALID_VALUE);
+    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+      if (type == POCL_RMSG_COPY)
+        return clEnqueueCopyBuffer(cq, src->m, dst->m, so.v[0], dor.v[0],
+                                   rg.v[0], n, w, ev);
+      return clEnqueueCopyBufferRect(cq, src->m, dst->m, so.v, dor.v, rg.v,
+                                     c.src_row_pitch, c.src_slice_pitch,
+                                     c.dst_row_pitch, c.dst_slice_pitch, n, w,
+                                     ev);
+    });
+  }
+  case POCL_RMSG_FILL: {
+    Mem *dst = find_buffer(c.dst_id);
+    if (dst == nullptr)
+      return fail(CL_INVALID_MEM_OBJECT);
+    if (!in_bounds(*dst, c.dst_origin[0], c.region[0]))
+      return fail(CL_INVALID_VALUE);
+    // The pattern is copied by the enqueue call itself.
+    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+      return clEnqueueFillBuffer(cq, dst->m, data, c.data_size, dor.v[0],
+                                 rg.v[0], n, w, ev);
+    });
+  }
+  case POCL_RMSG_FILL_IMAGE: {
+    Mem *dst = find_image(c.dst_id);
+    if (dst == nullptr)
+      return fail(CL_INVALID_MEM_OBJECT);
+    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+      return clEnqueueFillImage(cq, dst->m, data, dor.v, rg.v, n, w, ev);
+    });
+  }
+  case POCL_RMSG_COPY_IMAGE:
+  case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
+  case POCL_RMSG_COPY_BUFFER_TO_IMAGE: {
+    Mem *src = type == POCL_RMSG_COPY_BUFFER_TO_IMAGE ? find_buffer(c.src_id)
+                                                      : find_image(c.src_id);
+    Mem *dst = type == POCL_RMSG_COPY_IMAGE_TO_BUFFER ? find_buffer(c.dst_id)
+                                                      : find_image(c.dst_id);
+    if (src == nullptr || dst == nullptr)
+      return fail(CL_INVALID_MEM_OBJECT);
+    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+      if (type == POCL_RMSG_COPY_IMAGE)
+        return clEnqueueCopyImage(cq, src->m, dst->m, so.v, dor.v, rg.v, n, w,
+                                  ev);
+      if (type == POCL_RMSG_COPY_IMAGE_TO_BUFFER)
+        return clEnqueueCopyImageToBuffer(cq, src->m, dst->m, so.v, rg.v,
+                                          dor.v[0], n, w, ev);
+      return clEnqueueCopyBufferToImage(cq, src->m, dst->m, so.v[0], dor.v,
+                                        rg.v, n, w, ev);
+    });
+  }
+  default:
+    LOG_ERR(sid_, "unexpected message type %u", type);
+    return false;
+  }
+}
+
+} // namespace pocld

@@ -1,0 +1,286 @@
+// devices.cc - platform/device discovery and the DEVICE_INFO payload.
+#include "devices.hh"
+
+#include "log.hh"
+#include "wire.hh"
+
+#include <cstdio>
+
+namespace pocld {
+
+namespace {
+
+// How a device info value travels: as returned, or size_t (and intptr_t
+// arrays) widened to uint64.  Pointer-valued params (CL_DEVICE_PLATFORM,
+// CL_DEVICE_PARENT_DEVICE) are meaningless to the client and not listed.
+enum class Kind { Raw, Size };
+
+struct InfoParam {
+  cl_device_info param;
+  Kind kind;
+};
+
+const InfoParam kParams[] = {
+    // OpenCL 1.0 - 1.2
+    {CL_DEVICE_TYPE, Kind::Raw},
+    {CL_DEVICE_VENDOR_ID, Kind::Raw},
+    {CL_DEVICE_MAX_COMPUTE_UNITS, Kind::Raw},
+    {CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, Kind::Raw},
+    {CL_DEVICE_MAX_WORK_GROUP_SIZE, Kind::Size},
+    {CL_DEVICE_MAX_WORK_ITEM_SIZES, Kind::Size},
+    {CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR, Kind::Raw},
+    {CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT, Kind::Raw},
+    {CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT, Kind::Raw},
+    {CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG, Kind::Raw},
+    {CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, Kind::Raw},
+    {CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, Kind::Raw},
+    {CL_DEVICE_MAX_CLOCK_FREQUENCY, Kind::Raw},
+    {CL_DEVICE_ADDRESS_BITS, Kind::Raw},
+    {CL_DEVICE_MAX_READ_IMAGE_ARGS, Kind::Raw},
+    {CL_DEVICE_MAX_WRITE_IMAGE_ARGS, Kind::Raw},
+    {CL_DEVICE_MAX_MEM_ALLOC_SIZE, Kind::Raw},
+    {CL_DEVICE_IMAGE2D_MAX_WIDTH, Kind::Size},
+    {CL_DEVICE_IMAGE2D_MAX_HEIGHT, Kind::Size},
+    {CL_DEVICE_IMAGE3D_MAX_WIDTH, Kind::Size},
+    {CL_DEVICE_IMAGE3D_MAX_HEIGHT, Kind::Size},
+    {CL_DEVICE_IMAGE3D_MAX_DEPTH, Kind::Size},
+    {CL_DEVICE_IMAGE_SUPPORT, Kind::Raw},
+    {CL_DEVICE_MAX_PARAMETER_SIZE, Kind::Size},
+    {CL_DEVICE_MAX_SAMPLERS, Kind::Raw},
+    {CL_DEVICE_MEM_BASE_ADDR_ALIGN, Kind::Raw},
+    {CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE, Kind::Raw},
+    {CL_DEVICE_SINGLE_FP_CONFIG, Kind::Raw},
+    {CL_DEVICE_GLOBAL_MEM_CACHE_TYPE, Kind::Raw},
+    {CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, Kind::Raw},
+    {CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, Kind::Raw},
+    {CL_DEVICE_GLOBAL_MEM_SIZE, Kind::Raw},
+    {CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, Kind::Raw},
+    {CL_DEVICE_MAX_CONSTANT_ARGS, Kind::Raw},
+    {CL_DEVICE_LOCAL_MEM_TYPE, Kind::Raw},
+    {CL_DEVICE_LOCAL_MEM_SIZE, Kind::Raw},
+    {CL_DEVICE_ERROR_CORRECTION_SUPPORT, Kind::Raw},
+    {CL_DEVICE_PROFILING_TIMER_RESOLUTION, Kind::Size},
+    {CL_DEVICE_ENDIAN_LITTLE, Kind::Raw},
+    {CL_DEVICE_AVAILABLE, Kind::Raw},
+    {CL_DEVICE_COMPILER_AVAILABLE, Kind::Raw},
+    {CL_DEVICE_EXECUTION_CAPABILITIES, Kind::Raw},
+    {CL_DEVICE_QUEUE_PROPERTIES, Kind::Raw},
+    {CL_DEVICE_NAME, Kind::Raw},
+    {CL_DEVICE_VENDOR, Kind::Raw},
+    {CL_DRIVER_VERSION, Kind::Raw},
+    {CL_DEVICE_PROFILE, Kind::Raw},
+    {CL_DEVICE_VERSION, Kind::Raw},
+    {CL_DEVICE_EXTENSIONS, Kind::Raw},
+    {CL_DEVICE_DOUBLE_FP_CONFIG, Kind::Raw},
+    {CL_DEVICE_HALF_FP_CONFIG, Kind::Raw},
+    {CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, Kind::Raw},
+    {CL_DEVICE_HOST_UNIFIED_MEMORY, Kind::Raw},
+    {CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR, Kind::Raw},
+    {CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT, Kind::Raw},
+    {CL_DEVICE_NATIVE_VECTOR_WIDTH_INT, Kind::Raw},
+    {CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG, Kind::Raw},
+    {CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, Kind::Raw},
+    {CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, Kind::Raw},
+    {CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF, Kind::Raw},
+    {CL_DEVICE_OPENCL_C_VERSION, Kind::Raw},
+    {CL_DEVICE_LINKER_AVAILABLE, Kind::Raw},
+    {CL_DEVICE_BUILT_IN_KERNELS, Kind::Raw},
+    {CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, Kind::Size},
+    {CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, Kind::Size},
+    {CL_DEVICE_PARTITION_MAX_SUB_DEVICES, Kind::Raw},
+    {CL_DEVICE_PARTITION_PROPERTIES, Kind::Size},
+    {CL_DEVICE_PARTITION_AFFINITY_DOMAIN, Kind::Raw},
+    {CL_DEVICE_PARTITION_TYPE, Kind::Size},
+    {CL_DEVICE_REFERENCE_COUNT, Kind::Raw},
+    {CL_DEVICE_PREFERRED_INTEROP_USER_SYNC, Kind::Raw},
+    {CL_DEVICE_PRINTF_BUFFER_SIZE, Kind::Size},
+    {CL_DEVICE_SPIR_VERSIONS, Kind::Raw},
+    // OpenCL 2.0 - 2.2
+    {CL_DEVICE_IMAGE_PITCH_ALIGNMENT, Kind::Raw},
+    {CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, Kind::Raw},
+    {CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, Kind::Raw},
+    {CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE, Kind::Size},
+    {CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, Kind::Raw},
+    {CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE, Kind::Raw},
+    {CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE, Kind::Raw},
+    {CL_DEVICE_MAX_ON_DEVICE_QUEUES, Kind::Raw},
+    {CL_DEVICE_MAX_ON_DEVICE_EVENTS, Kind::Raw},
+    {CL_DEVICE_SVM_CAPABILITIES, Kind::Raw},
+    {CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE, Kind::Size},
+    {CL_DEVICE_MAX_PIPE_ARGS, Kind::Raw},
+    {CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, Kind::Raw},
+    {CL_DEVICE_PIPE_MAX_PACKET_SIZE, Kind::Raw},
+    {CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT, Kind::Raw},
+    {CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT, Kind::Raw},
+    {CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT, Kind::Raw},
+    {CL_DEVICE_IL_VERSION, Kind::Raw},
+    {CL_DEVICE_MAX_NUM_SUB_GROUPS, Kind::Raw},
+    {CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS, Kind::Raw},
+    // OpenCL 3.0
+    {CL_DEVICE_NUMERIC_VERSION, Kind::Raw},
+    {CL_DEVICE_EXTENSIONS_WITH_VERSION, Kind::Raw},
+    {CL_DEVICE_ILS_WITH_VERSION, Kind::Raw},
+    {CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION, Kind::Raw},
+    {CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, Kind::Raw},
+    {CL_DEVICE_ATOMIC_FENCE_CAPABILITIES, Kind::Raw},
+    {CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, Kind::Raw},
+    {CL_DEVICE_OPENCL_C_ALL_VERSIONS, Kind::Raw},
+    {CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, Kind::Size},
+    {CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT, Kind::Raw},
+    {CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, Kind::Raw},
+    {CL_DEVICE_OPENCL_C_FEATURES, Kind::Raw},
+    {CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, Kind::Raw},
+    {CL_DEVICE_PIPE_SUPPORT, Kind::Raw},
+    {CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED, Kind::Raw},
+};
+
+void append(std::vector<uint8_t> &v, const void *p, size_t n)
+{
+  const uint8_t *b = static_cast<const uint8_t *>(p);
+  v.insert(v.end(), b, b + n);
+}
+
+// Every param the device answers, as pocl_remote_info_entry + value.
+std::vector<uint8_t> info_payload(cl_device_id dev)
+{
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> val;
+  for (const InfoParam &p : kParams) {
+    size_t size = 0;
+    if (clGetDeviceInfo(dev, p.param, 0, nullptr, &size) != CL_SUCCESS ||
+        size > POCL_REMOTE_MAX_STRING)
+      continue;
+    val.resize(size);
+    if (size > 0 &&
+        clGetDeviceInfo(dev, p.param, size, val.data(), nullptr) != CL_SUCCESS)
+      continue;
+    pocl_remote_info_entry e;
+    e.param = p.param;
+    if (p.kind == Kind::Size) {
+      size_t n = size / sizeof(size_t);
+      e.size = static_cast<uint32_t>(n * sizeof(uint64_t));
+      append(out, &e, sizeof e);
+      for (size_t i = 0; i < n; ++i) {
+        uint64_t w = load<size_t>(val.data() + i * sizeof(size_t));
+        append(out, &w, sizeof w);
+      }
+    } else {
+      e.size = static_cast<uint32_t>(size);
+      append(out, &e, sizeof e);
+      append(out, val.data(), size);
+    }
+  }
+  return out;
+}
+
+std::string device_string(cl_device_id dev, cl_device_info param)
+{
+  size_t size = 0;
+  if (clGetDeviceInfo(dev, param, 0, nullptr, &size) != CL_SUCCESS ||
+      size == 0)
+    return {};
+  std::string s(size, '\0');
+  if (clGetDeviceInfo(dev, param, size, &s[0], nullptr) != CL_SUCCESS)
+    return {};
+  s.resize(s.find('\0') == std::string::npos ? size : s.find('\0'));
+  return s;
+}
+
+// "OpenCL <major>.<minor> ..." as in CL_PLATFORM_VERSION / CL_DEVICE_VERSION.
+void parse_version(const std::string &s, int &major, int &minor)
+{
+  major = 1;
+  minor = 0;
+  if (sscanf(s.c_str(), "OpenCL %d.%d", &major, &minor) != 2) {
+    major = 1;
+    minor = 0;
+  }
+}
+
+bool at_least_2_1(int major, int minor)
+{
+  return major > 2 || (major == 2 && minor >= 1);
+}
+
+// clGetDeviceAndHostTimer exists in the platform's dispatch table only from
+// OpenCL 2.1 on, and 3.0 platforms report 0 resolution when they lack it.
+bool platform_host_timer(cl_platform_id p)
+{
+  size_t size = 0;
+  if (clGetPlatformInfo(p, CL_PLATFORM_VERSION, 0, nullptr, &size) !=
+          CL_SUCCESS ||
+      size == 0)
+    return false;
+  std::string v(size, '\0');
+  if (clGetPlatformInfo(p, CL_PLATFORM_VERSION, size, &v[0], nullptr) !=
+      CL_SUCCESS)
+    return false;
+  int major, minor;
+  parse_version(v, major, minor);
+  if (!at_least_2_1(major, minor))
+    return false;
+  cl_ulong res = 0;
+  return clGetPlatformInfo(p, CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof res,
+                           &res, nullptr) == CL_SUCCESS &&
+         res != 0;
+}
+
+} // namespace
+
+Devices discover_devices()
+{
+  Devices d;
+  cl_uint np = 0;
+  cl_int err = clGetPlatformIDs(0, nullptr, &np);
+  if (err != CL_SUCCESS || np == 0) {
+    LOG_WARN("-", "no OpenCL platforms (error %d)", err);
+    return d;
+  }
+  std::vector<cl_platform_id> pids(np);
+  clGetPlatformIDs(np, pids.data(), nullptr);
+  for (cl_platform_id pid : pids) {
+    cl_uint nd = 0;
+    err = clGetDeviceIDs(pid, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
+    if (err != CL_SUCCESS || nd == 0) {
+      LOG_INFO("-", "skipping a platform without devices (error %d)", err);
+      continue;
+    }
+    if (d.devices.size() + nd > POCL_REMOTE_MAX_DEVICES) {
+      LOG_WARN("-", "device limit %u reached, ignoring the rest",
+               POCL_REMOTE_MAX_DEVICES);
+      break;
+    }
+    Platform p;
+    p.id = pid;
+    p.devices.resize(nd);
+    clGetDeviceIDs(pid, CL_DEVICE_TYPE_ALL, nd, p.devices.data(), nullptr);
+    p.first_device = static_cast<uint32_t>(d.devices.size());
+    bool host_timer = platform_host_timer(pid);
+    for (cl_uint i = 0; i < nd; ++i) {
+      Device dev;
+      dev.id = p.devices[i];
+      dev.platform = static_cast<uint32_t>(d.platforms.size());
+      dev.index_in_platform = i;
+      cl_ulong max_alloc = 0;
+      clGetDeviceInfo(dev.id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+                      &max_alloc, nullptr);
+      dev.max_alloc = max_alloc;
+      cl_uint align_bits = 8;
+      clGetDeviceInfo(dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+                      sizeof align_bits, &align_bits, nullptr);
+      dev.base_align = align_bits >= 8 ? align_bits / 8 : 1;
+      parse_version(device_string(dev.id, CL_DEVICE_VERSION), dev.cl_major,
+                    dev.cl_minor);
+      dev.host_timer = host_timer && at_least_2_1(dev.cl_major, dev.cl_minor);
+      dev.name = device_string(dev.id, CL_DEVICE_NAME);
+      dev.info = info_payload(dev.id);
+      LOG_INFO("-", "device %zu: %s (OpenCL %d.%d)", d.devices.size(),
+               dev.name.c_str(), dev.cl_major, dev.cl_minor);
+      d.devices.push_back(std::move(dev));
+    }
+    d.platforms.push_back(std::move(p));
+  }
+  return d;
+}
+
+} // namespace pocld

@@ -1,0 +1,40 @@
+// devices.hh - the server's OpenCL platforms and devices.
+#pragma once
+
+#include "cl.hh"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pocld {
+
+struct Platform {
+  cl_platform_id id;
+  std::vector<cl_device_id> devices; // in server device-list order
+  uint32_t first_device;             // server index of devices[0]
+};
+
+struct Device {
+  cl_device_id id;
+  uint32_t platform;        // index into Devices::platforms
+  uint32_t index_in_platform;
+  uint64_t max_alloc;       // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  uint64_t base_align;      // CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
+  int cl_major, cl_minor;   // from CL_DEVICE_VERSION
+  bool host_timer;          // clGetDeviceAndHostTimer is usable
+  std::string name;
+  // The DEVICE_INFO reply payload, built once: device info never changes.
+  std::vector<uint8_t> info;
+};
+
+struct Devices {
+  std::vector<Platform> platforms;
+  std::vector<Device> devices;
+};
+
+// All devices of all platforms, in platform order.  Platforms without
+// devices are skipped; at most POCL_REMOTE_MAX_DEVICES devices.
+Devices discover_devices();
+
+} // namespace pocld

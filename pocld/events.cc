@@ -1,0 +1,255 @@
+// events.cc - wait lists, the event table and completions.
+#include "session.hh"
+
+#include "log.hh"
+
+namespace pocld {
+
+namespace {
+
+void CL_CALLBACK on_event_complete(cl_event, cl_int status, void *user)
+{
+  Pending *p = static_cast<Pending *>(user);
+  p->session->complete(p, status);
+}
+
+// Device timestamps of a profiled command, in server CLOCK_REALTIME ns.
+void profile(cl_event ev, int64_t offset, pocl_remote_completion &c)
+{
+  const cl_profiling_info params[4] = {
+      CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+      CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  uint64_t *out[4] = {&c.ts_queued, &c.ts_submit, &c.ts_start, &c.ts_end};
+  for (int i = 0; i < 4; ++i) {
+    cl_ulong t = 0;
+    if (clGetEventProfilingInfo(ev, params[i], sizeof t, &t, nullptr) ==
+            CL_SUCCESS &&
+        t != 0)
+      *out[i] = t + offset;
+  }
+}
+
+} // namespace
+
+void Session::release_waits()
+{
+  for (cl_event e : waits_)
+    clReleaseEvent(e);
+  waits_.clear();
+}
+
+cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
+{
+  Foreign &f = foreign_[id];
+  if (f.known)
+    return f.status == CL_COMPLETE ? CL_SUCCESS
+                                   : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  for (auto &ue : f.ues)
+    if (ue.first == platform) {
+      clRetainEvent(ue.second);
+      waits_.push_back(ue.second);
+      return CL_SUCCESS;
+    }
+  cl_int err = CL_SUCCESS;
+  // The queue exists, so its platform's context does too.
+  cl_event ue = clCreateUserEvent(contexts_[platform], &err);
+  if (ue == nullptr)
+    return err;
+  f.ues.emplace_back(platform, ue);
+  clRetainEvent(ue);
+  waits_.push_back(ue);
+  return CL_SUCCESS;
+}
+
+Pending *Session::open_cmd(uint64_t id, const uint8_t *raw,
+                           uint32_t num_waits, const Queue &q, cl_int &err)
+{
+  waits_.clear();
+  // Foreign events first: their table is the reader's alone, no lock needed.
+  for (uint32_t i = 0; i < num_waits; ++i) {
+    pocl_remote_wait w = load<pocl_remote_wait>(raw + i * sizeof w);
+    if (w.origin == POCL_REMOTE_WAIT_FOREIGN)
+      err = foreign_wait(w.event_id, q.platform);
+    else if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER) {
+      LOG_ERR(sid_, "wait entry with unknown origin %u", w.origin);
+      err = kProtocolError;
+    }
+    if (err != CL_SUCCESS) {
+      release_waits();
+      return nullptr;
+    }
+  }
+  Pending *p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    for (uint32_t i = 0; i < num_waits && err == CL_SUCCESS; ++i) {
+      pocl_remote_wait w = load<pocl_remote_wait>(raw + i * sizeof w);
+      if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER)
+        continue;
+      // Not in the table: retired, i.e. complete.
+      auto it = events_.find(w.event_id);
+      if (it == events_.end())
+        continue;
+      Pending &o = it->second;
+      if (o.platform == q.platform) {
+        clRetainEvent(o.ev);
+        waits_.push_back(o.ev);
+        continue;
+      }
+      // Native events cannot cross contexts: wait on a user event in this
+      // queue's context that o's callback completes.
+      cl_event ue = clCreateUserEvent(contexts_[q.platform], &err);
+      if (ue != nullptr) {
+        o.bridges.push_back(ue);
+        clRetainEvent(ue);
+        waits_.push_back(ue);
+      }
+    }
+    if (err == CL_SUCCESS) {
+      std::pair<EventTable::iterator, bool> r;
+      if (!spare_.empty()) {
+        EventTable::node_type nh = std::move(spare_.back());
+        spare_.pop_back();
+        nh.key() = id;
+        auto ins = events_.insert(std::move(nh));
+        r = {ins.position, ins.inserted};
+        if (!ins.inserted)
+          spare_.push_back(std::move(ins.node));
+      } else
+        r = events_.try_emplace(id);
+      if (r.second)
+        p = &r.first->second;
+      else {
+        LOG_ERR(sid_, "event id %llu is already in use",
+                (unsigned long long)id);
+        err = kProtocolError;
+      }
+    }
+  }
+  if (p == nullptr) {
+    release_waits();
+    return nullptr;
+  }
+  p->session = this;
+  p->id = id;
+  p->ev = nullptr;
+  p->staging = nullptr;
+  p->ts_offset = q.ts_offset;
+  p->platform = q.platform;
+  p->flags = 0;
+  p->send_data = false;
+  p->finish = false;
+  return p;
+}
+
+void Session::drop_pending(uint64_t id)
+{
+  std::lock_guard<std::mutex> lock(ev_mu_);
+  spare_.push_back(events_.extract(id));
+}
+
+void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
+{
+  release_waits();
+  if (err != CL_SUCCESS) {
+    uint64_t id = p->id;
+    if (p->staging != nullptr)
+      p->staging->unref();
+    if (p->finish) {
+      delete p;
+      reply(id, err);
+      return;
+    }
+    // No bridges yet: only later commands can add them.
+    drop_pending(id);
+    complete_now(id, err);
+    return;
+  }
+  p->ev = ev;
+  if (!q.dirty) {
+    q.dirty = true;
+    dirty_.push_back(&q);
+  }
+  inflight_.fetch_add(1);
+  err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
+  if (err != CL_SUCCESS) {
+    // Should not happen with a valid event; complete it synchronously.
+    LOG_WARN(sid_, "clSetEventCallback failed (%d), waiting", err);
+    clWaitForEvents(1, &ev);
+    cl_int st = CL_COMPLETE;
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                   nullptr);
+    complete(p, st);
+  }
+}
+
+void Session::complete(Pending *p, cl_int exec_status)
+{
+  pocl_remote_completion c{};
+  c.status = exec_status < 0 ? exec_status : CL_COMPLETE;
+  if (p->flags & POCL_RCMD_PROFILING)
+    profile(p->ev, p->ts_offset, c);
+  uint64_t id = p->id;
+  cl_event ev = p->ev;
+  Staging *st = p->staging;
+  if (p->finish) {
+    delete p;
+    reply(id, c.status);
+  } else {
+    const void *data = nullptr;
+    uint64_t len = 0;
+    if (p->send_data && c.status == CL_COMPLETE) {
+      data = st->data();
+      len = st->size;
+    }
+    send(len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ? Sock::Data : Sock::Command,
+         POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len);
+    // Retire the event: later waits on it count it as complete.  Bridges
+    // are taken in the same critical section so none can be added late.
+    std::vector<cl_event> bridges;
+    {
+      std::lock_guard<std::mutex> lock(ev_mu_);
+      bridges.swap(p->bridges);
+      spare_.push_back(events_.extract(id));
+    }
+    for (cl_event b : bridges) {
+      clSetUserEventStatus(b, c.status);
+      clReleaseEvent(b);
+    }
+  }
+  if (st != nullptr)
+    st->unref();
+  clReleaseEvent(ev);
+  // Last action: after this the session may be destroyed.
+  if (inflight_.fetch_sub(1) == 1 && draining_.load()) {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    drained_cv_.notify_all();
+  }
+}
+
+bool Session::notify(const Msg &m)
+{
+  pocl_remote_notify n;
+  memcpy(&n, m.body, sizeof n);
+  if (n.status > CL_COMPLETE) {
+    LOG_WARN(sid_, "NOTIFY_EVENT %llu with non-final status %d ignored",
+             (unsigned long long)n.event_id, n.status);
+    return true;
+  }
+  Foreign &f = foreign_[n.event_id];
+  if (f.known) {
+    LOG_DEBUG(sid_, "NOTIFY_EVENT %llu repeated", (unsigned long long)n.event_id);
+    return true;
+  }
+  f.known = true;
+  f.status = n.status;
+  for (auto &ue : f.ues) {
+    clSetUserEventStatus(ue.second, n.status);
+    clReleaseEvent(ue.second);
+  }
+  f.ues.clear();
+  f.ues.shrink_to_fit();
+  return true;
+}
+
+} // namespace pocld

@@ -1,0 +1,428 @@
+// programs.cc - BUILD_PROGRAM (with kernel metadata) and CREATE_KERNEL.
+#include "session.hh"
+
+#include "log.hh"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace pocld {
+
+namespace {
+
+// pocl_argument_type values, as the client's kernel metadata expects them.
+enum ArgType : uint32_t {
+  kArgNone = 0,
+  kArgPointer = 1,
+  kArgImage = 2,
+  kArgSampler = 3,
+  kArgPipe = 4
+};
+constexpr size_t kMaxTrialArgSize = 128;
+
+void append(std::vector<uint8_t> &v, const void *p, size_t n)
+{
+  const uint8_t *b = static_cast<const uint8_t *>(p);
+  v.insert(v.end(), b, b + n);
+}
+
+// A string-valued query without its terminating NUL; empty on error.
+template <class Query> std::string get_string(Query q)
+{
+  size_t size = 0;
+  if (q(0, nullptr, &size) != CL_SUCCESS || size == 0)
+    return {};
+  std::string s(size, '\0');
+  if (q(size, &s[0], nullptr) != CL_SUCCESS)
+    return {};
+  s.resize(std::min(s.find('\0'), size));
+  return s;
+}
+
+// The argument's size, found by offering every size up to 128 bytes: the
+// API has no query for it.  The largest accepted size wins, because
+// runtimes may also accept the size of a 3-vector for its 4-vector storage
+// (PoCL takes 3 for int, 12 for int3).  0 when every size passes: that
+// runtime does not check.
+uint32_t trial_size(cl_kernel k, cl_uint i)
+{
+  static const uint8_t zeros[kMaxTrialArgSize] = {};
+  uint32_t found = 0, hits = 0;
+  for (size_t s = 1; s <= kMaxTrialArgSize; ++s)
+    if (clSetKernelArg(k, i, s, zeros) == CL_SUCCESS) {
+      found = static_cast<uint32_t>(s);
+      ++hits;
+    }
+  return hits == kMaxTrialArgSize ? 0 : found;
+}
+
+void arg_meta(std::vector<uint8_t> &out, cl_kernel k, cl_uint i)
+{
+  pocl_remote_arg_meta am{};
+  cl_kernel_arg_address_qualifier aq = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+  cl_kernel_arg_access_qualifier acc = CL_KERNEL_ARG_ACCESS_NONE;
+  cl_kernel_arg_type_qualifier tq = 0;
+  std::string type_name, name;
+  bool info = clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+                                 sizeof aq, &aq, nullptr) == CL_SUCCESS;
+  if (info) {
+    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc,
+                       nullptr);
+    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq,
+                       nullptr);
+    type_name = get_string([&](size_t n, void *v, size_t *r) {
+      return clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, n, v, r);
+    });
+    name = get_string([&](size_t n, void *v, size_t *r) {
+      return clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME, n, v, r);
+    });
+    if (tq & CL_KERNEL_ARG_TYPE_PIPE)
+      am.type = kArgPipe;
+    else if (acc != CL_KERNEL_ARG_ACCESS_NONE)
+      am.type = kArgImage;
+    else if (type_name.compare(0, 9, "sampler_t") == 0)
+      am.type = kArgSampler;
+    else if ((!type_name.empty() && type_name.back() == '*') ||
+             aq == CL_KERNEL_ARG_ADDRESS_LOCAL)
+      am.type = kArgPointer;
+  } else {
+    // CL_KERNEL_ARG_INFO_NOT_AVAILABLE: tell pointers from scalars by what
+    // clSetKernelArg accepts.  A NULL value of any size: local; a NULL
+    // cl_mem: global.  Images and samplers pass for scalars here.
+    if (clSetKernelArg(k, i, 1, nullptr) == CL_SUCCESS) {
+      aq = CL_KERNEL_ARG_ADDRESS_LOCAL;
+      am.type = kArgPointer;
+    } else if (clSetKernelArg(k, i, sizeof(cl_mem), nullptr) == CL_SUCCESS) {
+      aq = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+      am.type = kArgPointer;
+    }
+  }
+  switch (am.type) {
+  case kArgNone:
+    am.type_size = trial_size(k, i);
+    break;
+  case kArgSampler:
+    am.type_size = sizeof(cl_sampler);
+    break;
+  default:
+    am.type_size = sizeof(cl_mem);
+    break;
+  }
+  am.address_qualifier = aq;
+  am.access_qualifier = acc;
+  am.type_qualifier = tq;
+  am.type_name_len = static_cast<uint32_t>(type_name.size());
+  am.name_len = static_cast<uint32_t>(name.size());
+  append(out, &am, sizeof am);
+  append(out, type_name.data(), type_name.size());
+  append(out, name.data(), name.size());
+}
+
+void kernel_meta(std::vector<uint8_t> &out, cl_kernel k, cl_device_id dev)
+{
+  auto kstr = [&](cl_kernel_info p) {
+    return get_string([&](size_t n, void *v, size_t *r) {
+      return clGetKernelInfo(k, p, n, v, r);
+    });
+  };
+  std::string name = kstr(CL_KERNEL_FUNCTION_NAME);
+  std::string attrs = kstr(CL_KERNEL_ATTRIBUTES);
+  cl_uint num_args = 0;
+  clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof num_args, &num_args, nullptr);
+  pocl_remote_kernel_meta km{};
+  km.name_len = static_cast<uint32_t>(name.size());
+  km.attributes_len = static_cast<uint32_t>(attrs.size());
+  km.num_args = num_args;
+  size_t wg[3] = {0, 0, 0};
+  clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                           sizeof wg, wg, nullptr);
+  // No query exists for the hint; the attributes string carries it.
+  unsigned long long hint[3] = {0, 0, 0};
+  size_t at = attrs.find("work_group_size_hint");
+  if (at != std::string::npos)
+    sscanf(attrs.c_str() + at, "work_group_size_hint ( %llu , %llu , %llu",
+           &hint[0], &hint[1], &hint[2]);
+  for (int i = 0; i < 3; ++i) {
+    km.reqd_wg_size[i] = wg[i];
+    km.wg_size_hint[i] = hint[i];
+  }
+  cl_ulong local_mem = 0, private_mem = 0;
+  size_t max_wg = 0, multiple = 0;
+  clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_mem,
+                           &local_mem, nullptr);
+  clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
+                           &max_wg, nullptr);
+  clGetKernelWorkGroupInfo(k, dev,
+                           CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                           sizeof multiple, &multiple, nullptr);
+  clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_PRIVATE_MEM_SIZE,
+                           sizeof private_mem, &private_mem, nullptr);
+  km.local_mem_size = local_mem;
+  km.max_wg_size = max_wg;
+  km.preferred_wg_multiple = multiple;
+  km.private_mem_size = private_mem;
+  append(out, &km, sizeof km);
+  append(out, name.data(), name.size());
+  append(out, attrs.data(), attrs.size());
+  for (cl_uint i = 0; i < num_args; ++i)
+    arg_meta(out, k, i);
+}
+
+// The binary of `dev` (CL_PROGRAM_BINARIES has one entry per program
+// device).
+std::vector<uint8_t> program_binary(cl_program p, cl_device_id dev)
+{
+  size_t ret = 0;
+  if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, 0, nullptr, &ret) !=
+          CL_SUCCESS ||
+      ret == 0)
+    return {};
+  std::vector<size_t> sizes(ret / sizeof(size_t));
+  std::vector<cl_device_id> devs(sizes.size());
+  if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, ret, sizes.data(),
+                       nullptr) != CL_SUCCESS ||
+      clGetProgramInfo(p, CL_PROGRAM_DEVICES, devs.size() * sizeof(cl_device_id),
+                       devs.data(), nullptr) != CL_SUCCESS)
+    return {};
+  size_t idx = std::find(devs.begin(), devs.end(), dev) - devs.begin();
+  if (idx == devs.size())
+    return {};
+  std::vector<std::vector<uint8_t>> bins(sizes.size());
+  std::vector<unsigned char *> ptrs(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    bins[i].resize(sizes[i]);
+    ptrs[i] = bins[i].data();
+  }
+  if (clGetProgramInfo(p, CL_PROGRAM_BINARIES,
+                       ptrs.size() * sizeof(unsigned char *), ptrs.data(),
+                       nullptr) != CL_SUCCESS)
+    return {};
+  return std::move(bins[idx]);
+}
+
+// Creates and builds/compiles/links the program natively.  Returns the
+// program (possibly with a failed build, for its log) or nullptr; err: the
+// build's return code.
+cl_program make_program(cl_context ctx, cl_device_id dev, uint32_t kind,
+                        const std::string &options, const uint8_t *body,
+                        size_t body_len, const std::vector<std::string> &names,
+                        const std::vector<std::pair<const char *, size_t>> &hdrs,
+                        const std::vector<cl_program> &inputs, cl_int &err)
+{
+  cl_program prog = nullptr;
+  const char *text = reinterpret_cast<const char *>(body);
+  switch (kind) {
+  case POCL_REMOTE_BUILD_BINARY: {
+    cl_int bin_status = CL_SUCCESS;
+    prog = clCreateProgramWithBinary(ctx, 1, &dev, &body_len, &body,
+                                     &bin_status, &err);
+    if (prog != nullptr)
+      err = clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr);
+    return prog;
+  }
+  case POCL_REMOTE_BUILD_LINK:
+    return clLinkProgram(ctx, 1, &dev, options.c_str(),
+                         static_cast<cl_uint>(inputs.size()), inputs.data(),
+                         nullptr, nullptr, &err);
+  case POCL_REMOTE_BUILD_SOURCE:
+    prog = clCreateProgramWithSource(ctx, 1, &text, &body_len, &err);
+    if (prog != nullptr)
+      err = clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr);
+    return prog;
+  default: // POCL_REMOTE_BUILD_COMPILE
+    break;
+  }
+  prog = clCreateProgramWithSource(ctx, 1, &text, &body_len, &err);
+  if (prog == nullptr)
+    return nullptr;
+  std::vector<cl_program> hp;
+  std::vector<const char *> hn;
+  for (size_t i = 0; i < hdrs.size() && err == CL_SUCCESS; ++i) {
+    const char *htext = hdrs[i].first;
+    size_t hlen = hdrs[i].second;
+    cl_program h = clCreateProgramWithSource(ctx, 1, &htext, &hlen, &err);
+    if (h != nullptr) {
+      hp.push_back(h);
+      hn.push_back(names[i].c_str());
+    }
+  }
+  if (err == CL_SUCCESS)
+    err = clCompileProgram(prog, 1, &dev, options.c_str(),
+                           static_cast<cl_uint>(hp.size()), hp.data(),
+                           hn.data(), nullptr, nullptr);
+  for (cl_program h : hp)
+    clReleaseProgram(h);
+  return prog;
+}
+
+} // namespace
+
+bool Session::build_program(const Msg &m)
+{
+  auto c = load<pocl_remote_build_program>(m.body);
+  Cursor cur(m.payload, m.hdr.payload_size);
+  const uint8_t *opts = cur.take(c.options_len);
+  const uint8_t *src = cur.take(c.body_len);
+  if (opts == nullptr || src == nullptr || c.options_len > POCL_REMOTE_MAX_STRING) {
+    LOG_ERR(sid_, "BUILD_PROGRAM: options %u + body %llu exceed the payload",
+            c.options_len, (unsigned long long)c.body_len);
+    return false;
+  }
+  // COMPILE: embedded headers; LINK: input program ids.
+  std::vector<std::string> header_names;
+  std::vector<std::pair<const char *, size_t>> header_srcs;
+  std::vector<uint64_t> inputs;
+  bool ok = true;
+  if (c.kind == POCL_REMOTE_BUILD_COMPILE) {
+    ok = c.count <= cur.left() / 8;
+    for (uint32_t i = 0; ok && i < c.count; ++i) {
+      uint32_t name_len = 0, src_len = 0;
+      const uint8_t *name = nullptr, *hsrc = nullptr;
+      ok = cur.get(name_len) && cur.get(src_len) &&
+           name_len <= POCL_REMOTE_MAX_STRING &&
+           (name = cur.take(name_len)) != nullptr &&
+           (hsrc = cur.take(src_len)) != nullptr;
+      if (ok) {
+        header_names.emplace_back(reinterpret_cast<const char *>(name),
+                                  name_len);
+        header_srcs.emplace_back(reinterpret_cast<const char *>(hsrc),
+                                 src_len);
+      }
+    }
+  } else if (c.kind == POCL_REMOTE_BUILD_LINK) {
+    ok = c.body_len == 0 && c.count <= cur.left() / 8;
+    for (uint32_t i = 0; ok && i < c.count; ++i) {
+      uint64_t pid = 0;
+      ok = cur.get(pid);
+      inputs.push_back(pid);
+    }
+  } else
+    ok = c.kind == POCL_REMOTE_BUILD_SOURCE ||
+         c.kind == POCL_REMOTE_BUILD_BINARY;
+  if (!ok || cur.left() != 0) {
+    LOG_ERR(sid_, "BUILD_PROGRAM: malformed payload (kind %u, count %u)",
+            c.kind, c.count);
+    return false;
+  }
+
+  cl_int err = CL_SUCCESS;
+  if (c.device >= devs_.devices.size())
+    err = CL_INVALID_DEVICE;
+  else if (programs_.count(c.prog_id))
+    err = CL_INVALID_VALUE;
+  else if (c.kind != POCL_REMOTE_BUILD_LINK && c.body_len == 0)
+    err = CL_INVALID_VALUE;
+  for (auto &h : header_srcs)
+    if (h.second == 0)
+      err = CL_INVALID_VALUE;
+  cl_program prog = nullptr;
+  const Device *d = err == CL_SUCCESS ? &devs_.devices[c.device] : nullptr;
+  std::vector<cl_program> in;
+  for (uint64_t pid : inputs) {
+    auto it = programs_.find(pid);
+    if (it == programs_.end())
+      err = CL_INVALID_PROGRAM;
+    else
+      in.push_back(it->second.p);
+  }
+  cl_context ctx = err == CL_SUCCESS ? context(d->platform, err) : nullptr;
+  if (ctx != nullptr) {
+    std::string options(reinterpret_cast<const char *>(opts), c.options_len);
+    // Argument metadata for the client (from OpenCL 1.2 on).
+    if ((c.kind == POCL_REMOTE_BUILD_SOURCE ||
+         c.kind == POCL_REMOTE_BUILD_COMPILE) &&
+        (d->cl_major > 1 || d->cl_minor >= 2))
+      options += " -cl-kernel-arg-info";
+    prog = make_program(ctx, d->id, c.kind, options, src, c.body_len,
+                        header_names, header_srcs, in, err);
+  }
+
+  pocl_remote_build_reply br{};
+  br.build_status = CL_BUILD_ERROR;
+  std::string log;
+  std::vector<uint8_t> binary, kernels;
+  if (prog != nullptr) {
+    cl_build_status bs = CL_BUILD_ERROR;
+    clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs,
+                          nullptr);
+    br.build_status = bs;
+    log = get_string([&](size_t n, void *v, size_t *r) {
+      return clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, n, v, r);
+    });
+    if (err == CL_SUCCESS)
+      binary = program_binary(prog, d->id);
+    // Compiled objects have no kernels; only executables are described.
+    cl_uint nk = 0;
+    if (err == CL_SUCCESS && c.kind != POCL_REMOTE_BUILD_COMPILE &&
+        clCreateKernelsInProgram(prog, 0, nullptr, &nk) == CL_SUCCESS &&
+        nk > 0 && nk <= POCL_REMOTE_MAX_KERNELS) {
+      std::vector<cl_kernel> ks(nk);
+      if (clCreateKernelsInProgram(prog, nk, ks.data(), nullptr) != CL_SUCCESS)
+        nk = 0;
+      for (cl_uint i = 0; i < nk; ++i) {
+        kernel_meta(kernels, ks[i], d->id);
+        clReleaseKernel(ks[i]);
+      }
+    } else
+      nk = 0;
+    br.num_kernels = nk;
+    // Kept even when the build failed: the client frees it like any other.
+    programs_.emplace(c.prog_id, Program{prog});
+  }
+  // Keep the reply within what the client accepts: the binary goes first,
+  // then the log is cut.
+  uint64_t fixed = sizeof br + kernels.size();
+  if (fixed + log.size() + binary.size() > POCL_REMOTE_MAX_PAYLOAD) {
+    LOG_WARN(sid_, "build reply too large, binary of %zu bytes dropped",
+             binary.size());
+    binary.clear();
+    if (fixed + log.size() > POCL_REMOTE_MAX_PAYLOAD)
+      log.resize(fixed < POCL_REMOTE_MAX_PAYLOAD ? POCL_REMOTE_MAX_PAYLOAD - fixed
+                                                : 0);
+  }
+  br.log_len = log.size();
+  br.binary_len = binary.size();
+  std::vector<uint8_t> out;
+  out.reserve(sizeof br + log.size() + binary.size() + kernels.size());
+  append(out, &br, sizeof br);
+  append(out, log.data(), log.size());
+  append(out, binary.data(), binary.size());
+  append(out, kernels.data(), kernels.size());
+  LOG_DEBUG(sid_, "program %llu kind %u: %d, %u kernels, %zu-byte binary",
+            (unsigned long long)c.prog_id, c.kind, err, br.num_kernels,
+            binary.size());
+  reply(m.hdr.id, err, out.data(), out.size());
+  return true;
+}
+
+bool Session::create_kernel(const Msg &m)
+{
+  auto c = load<pocl_remote_create_kernel>(m.body);
+  if (c.name_len == 0 || c.name_len != m.hdr.payload_size) {
+    LOG_ERR(sid_, "CREATE_KERNEL: name of %u bytes in a %llu-byte payload",
+            c.name_len, (unsigned long long)m.hdr.payload_size);
+    return false;
+  }
+  auto pit = programs_.find(c.prog_id);
+  cl_int err = CL_SUCCESS;
+  if (c.device >= devs_.devices.size())
+    err = CL_INVALID_DEVICE;
+  else if (kernels_.count(c.kernel_id))
+    err = CL_INVALID_VALUE;
+  else if (pit == programs_.end())
+    err = CL_INVALID_PROGRAM;
+  if (err == CL_SUCCESS) {
+    std::string name(reinterpret_cast<const char *>(m.payload), c.name_len);
+    cl_kernel k = clCreateKernel(pit->second.p, name.c_str(), &err);
+    if (k != nullptr) {
+      cl_uint n = 0;
+      clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr);
+      kernels_.emplace(c.kernel_id, Kernel{k, std::vector<ArgCache>(n)});
+    }
+  }
+  reply(m.hdr.id, err);
+  return true;
+}
+
+} // namespace pocld

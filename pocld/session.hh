@@ -1,0 +1,232 @@
+// session.hh - one client session: its sockets, objects and events.
+#pragma once
+
+#include "cl.hh"
+#include "devices.hh"
+#include "wire.hh"
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace pocld {
+
+using SessionId = std::array<uint8_t, 16>;
+
+// Host copy of a command's data (read results, write sources).  The native
+// command holds one reference; a write whose bytes come on the data socket
+// holds a second one for the data reader, since a failed dependency can
+// complete the command before the bytes arrive.  The last unref frees it.
+struct Staging {
+  std::atomic<int> refs;
+  uint64_t size;
+  uint8_t *data() { return reinterpret_cast<uint8_t *>(this + 1); }
+  static Staging *create(uint64_t size, int refs);
+  void unref();
+};
+
+struct Queue {
+  cl_command_queue q;
+  uint32_t device, platform;
+  int64_t ts_offset; // device timer + ts_offset = server CLOCK_REALTIME ns
+  bool dirty;        // enqueued to since the last clFlush
+};
+
+struct Mem {
+  cl_mem m;
+  uint32_t pixel_size; // 0 for buffers
+  uint64_t size;       // CL_MEM_SIZE
+  uint64_t serial;     // never reused: kernel argument caches compare it
+  std::vector<std::pair<uint64_t, cl_mem>> subs; // sub-buffers by offset
+};
+
+struct Program {
+  cl_program p;
+};
+
+// Last value given to one kernel argument, to skip redundant clSetKernelArg.
+struct ArgCache {
+  uint32_t kind = UINT32_MAX; // POCL_REMOTE_ARG_*, UINT32_MAX: unknown
+  uint64_t a = 0, b = 0;      // size / object serial / offset
+  std::vector<uint8_t> bytes; // scalar value
+};
+
+struct Kernel {
+  cl_kernel k;
+  std::vector<ArgCache> args; // one per argument
+};
+
+struct Sampler {
+  cl_sampler s;
+  uint64_t serial;
+};
+
+class Session;
+
+// A command (or FINISH marker) whose COMPLETION (or REPLY) is not sent yet.
+// Commands live in Session::events_, keyed by event id, until then.
+struct Pending {
+  Session *session;
+  uint64_t id;      // event id; request id for FINISH
+  cl_event ev;
+  Staging *staging; // freed after completion
+  int64_t ts_offset;
+  uint32_t platform;
+  uint32_t flags;   // POCL_RCMD_*
+  bool send_data;   // the completion carries the staging bytes (reads)
+  bool finish;      // a FINISH: answer with a REPLY, not in events_
+  // User events in other platforms' contexts that mirror ev, made when a
+  // command on another platform waited on it.
+  std::vector<cl_event> bridges;
+};
+
+// An event of another device or a user event, as NOTIFY_EVENT reports it.
+struct Foreign {
+  bool known = false;
+  cl_int status = 0;
+  // Until known: the user event standing for it, per platform context.
+  std::vector<std::pair<uint32_t, cl_event>> ues;
+};
+
+// Where the bytes of a WRITE* sent on the data socket go, in command order.
+// staging == nullptr: the command failed, the bytes are read and dropped.
+struct DataSlot {
+  uint64_t id;
+  uint64_t size;
+  Staging *staging;
+  cl_event ue; // completed once the bytes are in
+};
+
+class Session {
+public:
+  Session(const Devices &devs, const SessionId &id, int cmd_fd);
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  const SessionId &id() const { return id_; }
+  const char *sid() const { return sid_; }
+
+  // The command reader: runs until the socket closes, then releases every
+  // object of the session.
+  void run_commands();
+  // Attaches the data socket (sends HELLO_REPLY on it); false if the session
+  // already has one or is closing.
+  bool attach_data(int fd);
+  void run_data();
+  // Wakes both readers (server stop, fatal socket errors).
+  void shutdown_sockets();
+
+  // From the native runtime's event callback.
+  void complete(Pending *p, cl_int exec_status);
+
+private:
+  enum class Sock { Command, Data };
+  enum class Outcome { Ok, Failed, Protocol };
+  struct Channel {
+    std::mutex mu; // makes each message atomic on the socket
+    std::atomic<int> fd{-1};
+  };
+  using EventTable = std::unordered_map<uint64_t, Pending>;
+
+  bool dispatch(const Msg &m);
+  void teardown();
+  void flush_dirty();
+
+  bool send(Sock s, uint32_t type, uint64_t id, const void *body,
+            size_t body_len, const void *payload, uint64_t payload_len);
+  void reply(uint64_t id, cl_int status, const void *payload = nullptr,
+             uint64_t payload_len = 0);
+  void complete_now(uint64_t id, cl_int status);
+
+  // objects.cc: synchronous requests.
+  cl_context context(uint32_t platform, cl_int &err);
+  int64_t timer_offset(const Device &d, cl_command_queue q);
+  bool device_info(const Msg &m);
+  bool create_queue(const Msg &m);
+  bool create_buffer(const Msg &m);
+  bool create_image(const Msg &m);
+  bool create_sampler(const Msg &m);
+  bool finish(const Msg &m);
+  bool free_object(const Msg &m);
+  Queue *find_queue(uint64_t id);
+  Mem *find_buffer(uint64_t id);
+  Mem *find_image(uint64_t id);
+
+  // programs.cc
+  bool build_program(const Msg &m);
+  bool create_kernel(const Msg &m);
+
+  // events.cc: wait lists, the event table, completions.
+  Pending *open_cmd(uint64_t id, const uint8_t *waits, uint32_t num_waits,
+                    const Queue &q, cl_int &err);
+  void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
+  cl_int foreign_wait(uint64_t id, uint32_t platform);
+  void release_waits();
+  void drop_pending(uint64_t id);
+  bool notify(const Msg &m);
+  void fail_slot(DataSlot &s);
+
+  // commands.cc
+  bool command(const Msg &m);
+  bool ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
+               const uint8_t *waits);
+  bool set_args(Kernel &k, const Device &d, Cursor &cur, uint32_t num_args,
+                cl_int &err);
+  bool mem_command(const Msg &m, const pocl_remote_mem_cmd &c, Cursor &cur,
+                   const uint8_t *waits);
+  cl_int sub_buffer(Mem &mem, uint64_t offset, const Device &d, cl_mem &out);
+  template <class F>
+  Outcome run(uint64_t id, const pocl_remote_cmd &c, const uint8_t *waits,
+              Queue &q, Staging *st, bool send_data, cl_event extra_wait,
+              F enqueue);
+  template <class F>
+  bool run_write(uint64_t id, const pocl_remote_cmd &c, const uint8_t *waits,
+                 Queue &q, const uint8_t *inline_data, uint64_t size,
+                 F enqueue);
+  bool fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
+                  cl_int err);
+
+  const Devices &devs_;
+  const SessionId id_;
+  char sid_[9];
+  Channel cmd_, data_;
+  std::atomic<bool> broken_{false};
+
+  // Data socket hand-over: guarded by mu_.
+  std::mutex mu_;
+  std::condition_variable data_cv_;
+  std::deque<DataSlot> data_slots_;
+  bool closing_ = false;
+  bool data_running_ = false;
+
+  // Event table: guarded by ev_mu_ (the command reader and callbacks).
+  std::mutex ev_mu_;
+  std::condition_variable drained_cv_;
+  EventTable events_;
+  std::vector<EventTable::node_type> spare_; // recycled table nodes
+  std::atomic<uint64_t> inflight_{0};        // callbacks still to run
+  std::atomic<bool> draining_{false};
+
+  // Everything below belongs to the command reader thread alone.
+  std::vector<cl_context> contexts_; // per platform, created on first use
+  std::unordered_map<uint64_t, Queue> queues_;
+  std::unordered_map<uint64_t, Mem> mems_;
+  std::unordered_map<uint64_t, Program> programs_;
+  std::unordered_map<uint64_t, Kernel> kernels_;
+  std::unordered_map<uint64_t, Sampler> samplers_;
+  std::unordered_map<uint64_t, Foreign> foreign_;
+  uint64_t next_serial_ = 1;
+  std::vector<cl_event> waits_; // the wait list being built
+  std::vector<Queue *> dirty_;  // queues to flush before blocking on input
+};
+
+// Marks protocol violations in open_cmd's err (not an OpenCL error code).
+constexpr cl_int kProtocolError = 1;
+
+} // namespace pocld

@@ -1,0 +1,256 @@
+// wire.cc - socket I/O, message framing and payload parsing.
+#include "wire.hh"
+
+#include "log.hh"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+namespace pocld {
+
+namespace {
+constexpr uint64_t kHdr = sizeof(pocl_remote_hdr);
+constexpr uint64_t kInitialBuffer = 256u << 10;
+constexpr uint64_t kWaits = uint64_t{POCL_REMOTE_MAX_WAITS} *
+                            sizeof(pocl_remote_wait);
+} // namespace
+
+int64_t max_command_payload(uint32_t type)
+{
+  switch (type) {
+  case POCL_RMSG_DEVICE_INFO:
+  case POCL_RMSG_CREATE_QUEUE:
+  case POCL_RMSG_CREATE_BUFFER:
+  case POCL_RMSG_CREATE_IMAGE:
+  case POCL_RMSG_CREATE_SAMPLER:
+  case POCL_RMSG_FINISH:
+  case POCL_RMSG_FREE_QUEUE:
+  case POCL_RMSG_FREE_BUFFER:
+  case POCL_RMSG_FREE_PROGRAM:
+  case POCL_RMSG_FREE_KERNEL:
+  case POCL_RMSG_FREE_SAMPLER:
+  case POCL_RMSG_NOTIFY_EVENT:
+    return 0;
+  case POCL_RMSG_CREATE_KERNEL:
+    return POCL_REMOTE_MAX_STRING;
+  case POCL_RMSG_BUILD_PROGRAM:
+  case POCL_RMSG_NDRANGE:
+  case POCL_RMSG_WRITE:
+  case POCL_RMSG_WRITE_RECT:
+  case POCL_RMSG_WRITE_IMAGE:
+    return POCL_REMOTE_MAX_PAYLOAD;
+  case POCL_RMSG_FILL:
+    return kWaits + POCL_REMOTE_MAX_FILL_PATTERN;
+  case POCL_RMSG_FILL_IMAGE:
+    return kWaits + 16;
+  case POCL_RMSG_READ:
+  case POCL_RMSG_COPY:
+  case POCL_RMSG_READ_RECT:
+  case POCL_RMSG_COPY_RECT:
+  case POCL_RMSG_READ_IMAGE:
+  case POCL_RMSG_COPY_IMAGE:
+  case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
+  case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
+  case POCL_RMSG_MARKER:
+    return kWaits;
+  default:
+    return -1;
+  }
+}
+
+MsgReader::MsgReader(int fd, const char *sid)
+    : fd_(fd), sid_(sid),
+      buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
+      cap_(buf_ ? kInitialBuffer : 0)
+{
+}
+
+MsgReader::~MsgReader() { free(buf_); }
+
+bool MsgReader::has_message() const
+{
+  uint64_t have = end_ - start_;
+  if (have < kHdr)
+    return false;
+  pocl_remote_hdr h;
+  memcpy(&h, buf_ + start_, kHdr);
+  return have - kHdr >= uint64_t{h.body_size} &&
+         have - kHdr - h.body_size >= h.payload_size;
+}
+
+MsgReader::Status MsgReader::fill(uint64_t need)
+{
+  while (end_ - start_ < need) {
+    if (start_ + need > cap_) {
+      // Move the partial message to the front; grow if it still won't fit.
+      memmove(buf_, buf_ + start_, end_ - start_);
+      end_ -= start_;
+      start_ = 0;
+      if (need > cap_) {
+        uint64_t ncap = cap_ * 2 > need ? cap_ * 2 : need;
+        uint8_t *nb = static_cast<uint8_t *>(realloc(buf_, ncap));
+        if (nb == nullptr) {
+          LOG_ERR(sid_, "cannot allocate %llu bytes for a message",
+                  (unsigned long long)ncap);
+          return Status::Bad;
+        }
+        buf_ = nb;
+        cap_ = ncap;
+      }
+    }
+    ssize_t r = recv(fd_, buf_ + end_, cap_ - end_, 0);
+    if (r > 0)
+      end_ += r;
+    else if (r == 0 || errno != EINTR)
+      return Status::Closed;
+  }
+  return Status::Ok;
+}
+
+MsgReader::Status MsgReader::next(Msg &m)
+{
+  if (start_ == end_) {
+    start_ = end_ = 0;
+    if (cap_ > kInitialBuffer) {
+      free(buf_);
+      buf_ = static_cast<uint8_t *>(malloc(kInitialBuffer));
+      cap_ = buf_ ? kInitialBuffer : 0;
+    }
+  }
+  Status s = fill(kHdr);
+  if (s != Status::Ok)
+    return s;
+  memcpy(&m.hdr, buf_ + start_, kHdr);
+  int64_t limit = max_command_payload(m.hdr.type);
+  if (limit < 0) {
+    LOG_ERR(sid_, "message type %u not allowed on the command socket",
+            m.hdr.type);
+    return Status::Bad;
+  }
+  if (m.hdr.body_size != pocl_remote_body_size(m.hdr.type)) {
+    LOG_ERR(sid_, "message type %u: body size %u, expected %lld", m.hdr.type,
+            m.hdr.body_size, (long long)pocl_remote_body_size(m.hdr.type));
+    return Status::Bad;
+  }
+  if (m.hdr.payload_size > uint64_t(limit)) {
+    LOG_ERR(sid_, "message type %u: payload %llu over the limit %lld",
+            m.hdr.type, (unsigned long long)m.hdr.payload_size,
+            (long long)limit);
+    return Status::Bad;
+  }
+  uint64_t total = kHdr + m.hdr.body_size + m.hdr.payload_size;
+  s = fill(total);
+  if (s != Status::Ok)
+    return s;
+  m.body = buf_ + start_ + kHdr;
+  m.payload = m.body + m.hdr.body_size;
+  start_ += total;
+  return Status::Ok;
+}
+
+bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
+              size_t body_len, const void *payload, uint64_t payload_len)
+{
+  pocl_remote_hdr h;
+  h.type = type;
+  h.body_size = static_cast<uint32_t>(body_len);
+  h.payload_size = payload_len;
+  h.id = id;
+  iovec iov[3] = {{&h, sizeof h},
+                  {const_cast<void *>(body), body_len},
+                  {const_cast<void *>(payload), payload_len}};
+  msghdr mh{};
+  mh.msg_iov = iov;
+  mh.msg_iovlen = payload_len ? 3 : 2;
+  while (mh.msg_iovlen > 0) {
+    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    // Partial write: drop what went out and continue with the rest.
+    size_t done = n;
+    while (mh.msg_iovlen > 0 && done >= mh.msg_iov->iov_len) {
+      done -= mh.msg_iov->iov_len;
+      ++mh.msg_iov;
+      --mh.msg_iovlen;
+    }
+    if (mh.msg_iovlen > 0) {
+      mh.msg_iov->iov_base = static_cast<char *>(mh.msg_iov->iov_base) + done;
+      mh.msg_iov->iov_len -= done;
+    }
+  }
+  return true;
+}
+
+bool send_hello_reply(int fd, int32_t status, const uint8_t session_id[16],
+                      uint32_t num_devices)
+{
+  pocl_remote_hello_reply r{};
+  r.magic = POCL_REMOTE_MAGIC;
+  r.version = POCL_REMOTE_PROTOCOL_VERSION;
+  r.status = status;
+  r.num_devices = num_devices;
+  memcpy(r.session_id, session_id, sizeof r.session_id);
+  r.server_time_ns = realtime_ns();
+  return send_msg(fd, POCL_RMSG_HELLO_REPLY, 0, &r, sizeof r, nullptr, 0);
+}
+
+bool recv_exact(int fd, void *buf, uint64_t n)
+{
+  char *p = static_cast<char *>(buf);
+  while (n > 0) {
+    ssize_t r = recv(fd, p, n, MSG_WAITALL);
+    if (r > 0) {
+      p += r;
+      n -= r;
+    } else if (r == 0 || errno != EINTR)
+      return false;
+  }
+  return true;
+}
+
+bool recv_deadline(int fd, void *buf, size_t n, int timeout_ms)
+{
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+  char *p = static_cast<char *>(buf);
+  while (n > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - clock::now())
+                    .count();
+    if (left <= 0)
+      return false;
+    pollfd pfd{fd, POLLIN, 0};
+    int pr = poll(&pfd, 1, static_cast<int>(left));
+    if (pr < 0 && errno == EINTR)
+      continue;
+    if (pr <= 0)
+      return false;
+    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+    if (r > 0) {
+      p += r;
+      n -= r;
+    } else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+      return false;
+  }
+  return true;
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+  timespec ts;
+  clock_gettime(c, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + ts.tv_nsec;
+}
+
+uint64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
+uint64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+
+} // namespace pocld

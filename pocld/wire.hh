@@ -1,0 +1,111 @@
+// wire.hh - socket I/O, message framing and payload parsing.
+#pragma once
+
+#include "pocl_remote_protocol.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace pocld {
+
+// One received message.  body and payload point into the reader's buffer and
+// stay valid until the next call to MsgReader::next.
+struct Msg {
+  pocl_remote_hdr hdr;
+  const uint8_t *body;
+  const uint8_t *payload;
+};
+
+// Bounds-checked sequential access to a payload.  Every accessor fails
+// (returns null/false) instead of reading past the end.
+class Cursor {
+public:
+  Cursor(const uint8_t *p, uint64_t n) : p_(p), left_(n) {}
+  uint64_t left() const { return left_; }
+  const uint8_t *take(uint64_t n)
+  {
+    if (n > left_)
+      return nullptr;
+    const uint8_t *r = p_;
+    p_ += n;
+    left_ -= n;
+    return r;
+  }
+  template <class T> bool get(T &out)
+  {
+    const uint8_t *q = take(sizeof(T));
+    if (q == nullptr)
+      return false;
+    memcpy(&out, q, sizeof(T));
+    return true;
+  }
+
+private:
+  const uint8_t *p_;
+  uint64_t left_;
+};
+
+template <class T> T load(const uint8_t *p)
+{
+  T v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline bool add_ok(uint64_t a, uint64_t b, uint64_t &r)
+{
+  return !__builtin_add_overflow(a, b, &r);
+}
+inline bool mul_ok(uint64_t a, uint64_t b, uint64_t &r)
+{
+  return !__builtin_mul_overflow(a, b, &r);
+}
+
+// Buffered reader of the command socket.  One recv() usually brings in many
+// pipelined messages; each message is handed out in place, without copying.
+// The buffer grows to the largest message seen (bounded by the per-type
+// payload limits) and shrinks back once a large message has been consumed.
+class MsgReader {
+public:
+  enum class Status { Ok, Closed, Bad };
+  MsgReader(int fd, const char *sid);
+  ~MsgReader();
+  MsgReader(const MsgReader &) = delete;
+  MsgReader &operator=(const MsgReader &) = delete;
+
+  // Reads and frames the next message: known client-to-server type,
+  // body_size == pocl_remote_body_size(type), payload within the type's
+  // limit.  Bad (logged) on a violation, Closed on EOF or socket error.
+  Status next(Msg &m);
+  // True when a whole message is already buffered, i.e. next() will not
+  // block.
+  bool has_message() const;
+
+private:
+  Status fill(uint64_t need);
+  int fd_;
+  const char *sid_;
+  uint8_t *buf_;
+  uint64_t cap_, start_ = 0, end_ = 0;
+};
+
+// The largest payload a client may attach to a command-socket message of
+// this type, or -1 if the type is not accepted on the command socket.
+int64_t max_command_payload(uint32_t type);
+
+// One message (header, body, payload) with one sendmsg() call, continued on
+// partial writes.  MSG_NOSIGNAL: a dead peer gives an error, not SIGPIPE.
+bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
+              size_t body_len, const void *payload, uint64_t payload_len);
+bool send_hello_reply(int fd, int32_t status, const uint8_t session_id[16],
+                      uint32_t num_devices);
+// Blocks until n bytes arrived; false on EOF or error.
+bool recv_exact(int fd, void *buf, uint64_t n);
+// As recv_exact, but gives up after timeout_ms in total.
+bool recv_deadline(int fd, void *buf, size_t n, int timeout_ms);
+
+uint64_t realtime_ns();
+uint64_t monotonic_ns();
+
+} // namespace pocld
