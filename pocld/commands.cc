@@ -33,7 +33,8 @@ bool volume(const uint64_t r[3], uint64_t unit, uint64_t &out)
 template <class F>
 Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
                               const uint8_t *waits, Queue &q, Staging *st,
-                              bool send_data, cl_event extra_wait, F enqueue)
+                              Pending::Kind kind, cl_event extra_wait,
+                              F enqueue)
 {
   cl_int err = CL_SUCCESS;
   Pending *p = open_cmd(id, waits, c.num_waits, q, err);
@@ -47,7 +48,7 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   }
   p->staging = st;
   p->flags = c.flags;
-  p->send_data = send_data;
+  p->kind = kind;
   if (extra_wait != nullptr) {
     clRetainEvent(extra_wait);
     waits_.push_back(extra_wait);
@@ -92,7 +93,7 @@ bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
   };
   if (!on_data) {
     memcpy(st->data(), inline_data, size);
-    return run(id, c, waits, q, st, false, nullptr, enq) !=
+    return run(id, c, waits, q, st, Pending::Plain, nullptr, enq) !=
            Outcome::Protocol;
   }
   cl_int err = CL_SUCCESS;
@@ -102,7 +103,7 @@ bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
     st->unref();
     return fail_write(id, c, size, err);
   }
-  Outcome o = run(id, c, waits, q, st, false, ue, enq);
+  Outcome o = run(id, c, waits, q, st, Pending::Plain, ue, enq);
   DataSlot slot{id, size, st, ue};
   if (o != Outcome::Ok) {
     st->unref();
@@ -135,7 +136,7 @@ cl_int Session::sub_buffer(Mem &mem, uint64_t offset, const Device &d,
   // Up to the parent's end: the client knows only parent + offset.
   cl_buffer_region r{offset, mem.size - offset};
   cl_int err = CL_SUCCESS;
-  cl_mem sub = clCreateSubBuffer(mem.m, 0, CL_BUFFER_CREATE_TYPE_REGION, &r,
+  cl_mem sub = clCreateSubBuffer(mem.buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &r,
                                  &err);
   if (sub == nullptr)
     return err;
@@ -185,7 +186,7 @@ bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
         a.b = 0;
       if (ac.kind == a.kind && ac.a == key && ac.b == a.b)
         continue;
-      mem = mm->m;
+      mem = a.kind == POCL_REMOTE_ARG_BUFFER ? mm->buf : mm->m;
       if (a.b != 0 && (err = sub_buffer(*mm, a.b, d, mem)) != CL_SUCCESS)
         return true;
       break;
@@ -279,7 +280,7 @@ bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
   for (uint32_t i = 0; i < c.work_dim; ++i)
     has_local |= c.local[i] != 0;
   cl_kernel k = kit->second.k;
-  return run(m.hdr.id, c.cmd, waits, *q, nullptr, false, nullptr,
+  return run(m.hdr.id, c.cmd, waits, *q, nullptr, Pending::Kernel, nullptr,
              [&](cl_uint n, const cl_event *w, cl_event *ev) {
                return clEnqueueNDRangeKernel(q->q, k, c.work_dim, offset.v,
                                              global.v,
@@ -314,7 +315,7 @@ bool Session::command(const Msg &m)
     return true;
   }
   const bool barrier = c.flags & POCL_RCMD_BARRIER;
-  return run(m.hdr.id, c, waits, *q, nullptr, false, nullptr,
+  return run(m.hdr.id, c, waits, *q, nullptr, Pending::Plain, nullptr,
              [&](cl_uint n, const cl_event *w, cl_event *ev) {
                return barrier ? clEnqueueBarrierWithWaitList(q->q, n, w, ev)
                               : clEnqueueMarkerWithWaitList(q->q, n, w, ev);
@@ -375,8 +376,8 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
   const cl_command_queue cq = q->q;
   const Size3 so(c.src_origin), dor(c.dst_origin), rg(c.region);
   const size_t zero[3] = {0, 0, 0};
-  auto go = [&](Staging *st, bool send_data, auto enqueue) {
-    return run(id, c.cmd, waits, *q, st, send_data, nullptr, enqueue) !=
+  auto go = [&](Staging *st, Pending::Kind kind, auto enqueue) {
+    return run(id, c.cmd, waits, *q, st, kind, nullptr, enqueue) !=
            Outcome::Protocol;
   };
   // Images: the packed host size is region * pixel size.
@@ -404,13 +405,13 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
     Staging *st = Staging::create(c.data_size, 1);
     if (st == nullptr)
       return fail(CL_OUT_OF_HOST_MEMORY);
-    return go(st, true, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+    return go(st, Pending::Read, [&](cl_uint n, const cl_event *w, cl_event *ev) {
       if (type == POCL_RMSG_READ)
-        return clEnqueueReadBuffer(cq, src->m, CL_FALSE, so.v[0], rg.v[0],
+        return clEnqueueReadBuffer(cq, src->buf, CL_FALSE, so.v[0], rg.v[0],
                                    st->data(), n, w, ev);
       if (type == POCL_RMSG_READ_RECT)
         return clEnqueueReadBufferRect(
-            cq, src->m, CL_FALSE, so.v, zero, rg.v, c.src_row_pitch,
+            cq, src->buf, CL_FALSE, so.v, zero, rg.v, c.src_row_pitch,
             c.src_slice_pitch, rg.v[0], rg.v[0] * rg.v[1], st->data(), n, w,
             ev);
       return clEnqueueReadImage(cq, src->m, CL_FALSE, so.v, rg.v, 0, 0,
@@ -433,11 +434,11 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
         id, c.cmd, waits, *q, data, c.data_size,
         [&](const void *src, cl_uint n, const cl_event *w, cl_event *ev) {
           if (type == POCL_RMSG_WRITE)
-            return clEnqueueWriteBuffer(cq, dst->m, CL_FALSE, dor.v[0],
+            return clEnqueueWriteBuffer(cq, dst->buf, CL_FALSE, dor.v[0],
                                         rg.v[0], src, n, w, ev);
           if (type == POCL_RMSG_WRITE_RECT)
             return clEnqueueWriteBufferRect(
-                cq, dst->m, CL_FALSE, dor.v, zero, rg.v, c.dst_row_pitch,
+                cq, dst->buf, CL_FALSE, dor.v, zero, rg.v, c.dst_row_pitch,
                 c.dst_slice_pitch, rg.v[0], rg.v[0] * rg.v[1], src, n, w, ev);
           return clEnqueueWriteImage(cq, dst->m, CL_FALSE, dor.v, rg.v, 0, 0,
                                      src, n, w, ev);
@@ -452,11 +453,11 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
         (!in_bounds(*src, c.src_origin[0], c.region[0]) ||
          !in_bounds(*dst, c.dst_origin[0], c.region[0])))
       return fail(CL_INVALID_VALUE);
-    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
       if (type == POCL_RMSG_COPY)
-        return clEnqueueCopyBuffer(cq, src->m, dst->m, so.v[0], dor.v[0],
+        return clEnqueueCopyBuffer(cq, src->buf, dst->buf, so.v[0], dor.v[0],
                                    rg.v[0], n, w, ev);
-      return clEnqueueCopyBufferRect(cq, src->m, dst->m, so.v, dor.v, rg.v,
+      return clEnqueueCopyBufferRect(cq, src->buf, dst->buf, so.v, dor.v, rg.v,
                                      c.src_row_pitch, c.src_slice_pitch,
                                      c.dst_row_pitch, c.dst_slice_pitch, n, w,
                                      ev);
@@ -469,8 +470,8 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
     if (!in_bounds(*dst, c.dst_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);
     // The pattern is copied by the enqueue call itself.
-    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
-      return clEnqueueFillBuffer(cq, dst->m, data, c.data_size, dor.v[0],
+    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+      return clEnqueueFillBuffer(cq, dst->buf, data, c.data_size, dor.v[0],
                                  rg.v[0], n, w, ev);
     });
   }
@@ -478,7 +479,7 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
     Mem *dst = find_image(c.dst_id);
     if (dst == nullptr)
       return fail(CL_INVALID_MEM_OBJECT);
-    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
       return clEnqueueFillImage(cq, dst->m, data, dor.v, rg.v, n, w, ev);
     });
   }
@@ -491,14 +492,14 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
                                                       : find_image(c.dst_id);
     if (src == nullptr || dst == nullptr)
       return fail(CL_INVALID_MEM_OBJECT);
-    return go(nullptr, false, [&](cl_uint n, const cl_event *w, cl_event *ev) {
+    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
       if (type == POCL_RMSG_COPY_IMAGE)
         return clEnqueueCopyImage(cq, src->m, dst->m, so.v, dor.v, rg.v, n, w,
                                   ev);
       if (type == POCL_RMSG_COPY_IMAGE_TO_BUFFER)
-        return clEnqueueCopyImageToBuffer(cq, src->m, dst->m, so.v, rg.v,
+        return clEnqueueCopyImageToBuffer(cq, src->m, dst->buf, so.v, rg.v,
                                           dor.v[0], n, w, ev);
-      return clEnqueueCopyBufferToImage(cq, src->m, dst->m, so.v[0], dor.v,
+      return clEnqueueCopyBufferToImage(cq, src->buf, dst->m, so.v[0], dor.v,
                                         rg.v, n, w, ev);
     });
   }

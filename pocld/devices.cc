@@ -173,6 +173,44 @@ std::vector<uint8_t> info_payload(cl_device_id dev)
   return out;
 }
 
+// POCL_REMOTE_INFO_IMAGE_FORMATS entries: what clGetSupportedImageFormats
+// answers in a context of this device alone, per image type.
+void append_image_formats(std::vector<uint8_t> &out, cl_device_id dev)
+{
+  cl_bool images = CL_FALSE;
+  clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images,
+                  nullptr);
+  if (!images)
+    return;
+  cl_int err = CL_SUCCESS;
+  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  if (ctx == nullptr)
+    return;
+  const cl_mem_object_type types[] = {
+      CL_MEM_OBJECT_IMAGE2D,       CL_MEM_OBJECT_IMAGE3D,
+      CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_MEM_OBJECT_IMAGE1D,
+      CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_MEM_OBJECT_IMAGE1D_BUFFER};
+  std::vector<cl_image_format> formats;
+  for (cl_mem_object_type t : types) {
+    cl_uint n = 0;
+    if (clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, t, 0, nullptr,
+                                   &n) != CL_SUCCESS ||
+        n == 0 || n > POCL_REMOTE_MAX_STRING / 8)
+      continue;
+    formats.resize(n);
+    if (clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, t, n,
+                                   formats.data(), nullptr) != CL_SUCCESS)
+      continue;
+    pocl_remote_info_entry e{POCL_REMOTE_INFO_IMAGE_FORMATS(t), n * 8};
+    append(out, &e, sizeof e);
+    for (const cl_image_format &f : formats) {
+      uint32_t pair[2] = {f.image_channel_order, f.image_channel_data_type};
+      append(out, pair, sizeof pair);
+    }
+  }
+  clReleaseContext(ctx);
+}
+
 std::string device_string(cl_device_id dev, cl_device_info param)
 {
   size_t size = 0;
@@ -274,6 +312,7 @@ Devices discover_devices()
       dev.host_timer = host_timer && at_least_2_1(dev.cl_major, dev.cl_minor);
       dev.name = device_string(dev.id, CL_DEVICE_NAME);
       dev.info = info_payload(dev.id);
+      append_image_formats(dev.info, dev.id);
       LOG_INFO("-", "device %zu: %s (OpenCL %d.%d)", d.devices.size(),
                dev.name.c_str(), dev.cl_major, dev.cl_minor);
       d.devices.push_back(std::move(dev));

@@ -2,6 +2,7 @@
 #include "session.hh"
 
 #include "log.hh"
+#include "output.hh"
 
 namespace pocld {
 
@@ -137,8 +138,7 @@ Pending *Session::open_cmd(uint64_t id, const uint8_t *raw,
   p->ts_offset = q.ts_offset;
   p->platform = q.platform;
   p->flags = 0;
-  p->send_data = false;
-  p->finish = false;
+  p->kind = Pending::Plain;
   return p;
 }
 
@@ -155,7 +155,7 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     uint64_t id = p->id;
     if (p->staging != nullptr)
       p->staging->unref();
-    if (p->finish) {
+    if (p->kind == Pending::Finish) {
       delete p;
       reply(id, err);
       return;
@@ -192,18 +192,23 @@ void Session::complete(Pending *p, cl_int exec_status)
   uint64_t id = p->id;
   cl_event ev = p->ev;
   Staging *st = p->staging;
-  if (p->finish) {
+  if (p->kind == Pending::Finish) {
     delete p;
     reply(id, c.status);
   } else {
     const void *data = nullptr;
     uint64_t len = 0;
-    if (p->send_data && c.status == CL_COMPLETE) {
+    if (p->kind == Pending::Read && c.status == CL_COMPLETE) {
       data = st->data();
       len = st->size;
     }
-    send(len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ? Sock::Data : Sock::Command,
-         POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len);
+    Sock sock =
+        len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ? Sock::Data : Sock::Command;
+    std::string output;
+    if (take_output(output, p->kind == Pending::Kernel))
+      send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
+           output.size());
+    send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len);
     // Retire the event: later waits on it count it as complete.  Bridges
     // are taken in the same critical section so none can be added late.
     std::vector<cl_event> bridges;

@@ -1,6 +1,7 @@
 // main.cc - pocld, the PoCL-R server daemon: command line, signals, startup.
 #include "devices.hh"
 #include "log.hh"
+#include "output.hh"
 #include "server.hh"
 
 #include <csignal>
@@ -94,6 +95,8 @@ int main(int argc, char **argv)
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
+  // Kernel printf output goes to the clients; pocld itself logs to stderr.
+  pocld::start_output_capture();
   pocld::Devices devs = pocld::discover_devices();
   pocld::Server server(devs);
   if (!server.listen(address, static_cast<uint16_t>(port)))

@@ -30,8 +30,8 @@ Queue *Session::find_queue(uint64_t id)
 Mem *Session::find_buffer(uint64_t id)
 {
   auto it = mems_.find(id);
-  return it == mems_.end() || it->second.pixel_size != 0 ? nullptr
-                                                        : &it->second;
+  return it == mems_.end() || it->second.buf == nullptr ? nullptr
+                                                      : &it->second;
 }
 
 Mem *Session::find_image(uint64_t id)
@@ -165,7 +165,7 @@ bool Session::create_buffer(const Msg &m)
     if (ctx != nullptr)
       mem = clCreateBuffer(ctx, c.flags, c.size, nullptr, &err);
     if (mem != nullptr)
-      mems_.emplace(c.mem_id, Mem{mem, 0, c.size, next_serial_++, {}});
+      mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++, {}});
   }
   reply(m.hdr.id, err);
   return true;
@@ -191,12 +191,13 @@ bool Session::create_image(const Msg &m)
     err = CL_INVALID_VALUE;
   else if (mems_.count(c.mem_id))
     err = CL_INVALID_VALUE;
-  else if (c.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
-    Mem *b = find_buffer(c.buffer_id);
-    if (b == nullptr)
+  Mem *backing = nullptr;
+  if (err == CL_SUCCESS && c.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+    backing = find_buffer(c.buffer_id);
+    if (backing == nullptr)
       err = CL_INVALID_IMAGE_DESCRIPTOR;
     else
-      desc.buffer = b->m;
+      desc.buffer = backing->buf;
   }
   cl_mem mem = nullptr;
   if (err == CL_SUCCESS) {
@@ -206,15 +207,18 @@ bool Session::create_image(const Msg &m)
       mem = clCreateImage(ctx, c.flags, &fmt, &desc, nullptr, &err);
   }
   if (mem != nullptr) {
-    size_t pixel = 0, size = 0;
+    size_t pixel = 0;
     clGetImageInfo(mem, CL_IMAGE_ELEMENT_SIZE, sizeof pixel, &pixel, nullptr);
-    clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr);
     if (pixel == 0) {
       clReleaseMemObject(mem);
       err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+    } else if (backing != nullptr) {
+      clRetainMemObject(backing->buf);
+      mems_.emplace(c.mem_id, Mem{mem, backing->buf, uint32_t(pixel),
+                                  backing->size, next_serial_++, {}});
     } else
-      mems_.emplace(c.mem_id, Mem{mem, static_cast<uint32_t>(pixel), size,
-                                  next_serial_++, {}});
+      mems_.emplace(c.mem_id,
+                    Mem{mem, nullptr, uint32_t(pixel), 0, next_serial_++, {}});
   }
   reply(m.hdr.id, err);
   return true;
@@ -254,10 +258,20 @@ bool Session::finish(const Msg &m)
   }
   cl_event ev = nullptr;
   cl_int err = clEnqueueMarkerWithWaitList(q->q, 0, nullptr, &ev);
-  Pending *p = new Pending{this, m.hdr.id, nullptr, nullptr, 0,
-                           q->platform, 0, false, true, {}};
+  Pending *p = new Pending{this, m.hdr.id,    nullptr, nullptr,
+                           0,    q->platform, 0,       Pending::Finish,
+                           {}};
   launch(p, err, ev, *q);
   return true;
+}
+
+void Session::release_mem(Mem &mem)
+{
+  for (auto &sub : mem.subs)
+    clReleaseMemObject(sub.second);
+  if (mem.buf != nullptr && mem.buf != mem.m)
+    clReleaseMemObject(mem.buf);
+  clReleaseMemObject(mem.m);
 }
 
 bool Session::free_object(const Msg &m)
@@ -276,9 +290,7 @@ bool Session::free_object(const Msg &m)
     break;
   case POCL_RMSG_FREE_BUFFER:
     if (auto it = mems_.find(id); it != mems_.end()) {
-      for (auto &sub : it->second.subs)
-        clReleaseMemObject(sub.second);
-      clReleaseMemObject(it->second.m);
+      release_mem(it->second);
       mems_.erase(it);
       found = true;
     }

@@ -290,11 +290,8 @@ void Session::teardown()
     clReleaseProgram(p.second.p);
   for (auto &s : samplers_)
     clReleaseSampler(s.second.s);
-  for (auto &mem : mems_) {
-    for (auto &sub : mem.second.subs)
-      clReleaseMemObject(sub.second);
-    clReleaseMemObject(mem.second.m);
-  }
+  for (auto &mem : mems_)
+    release_mem(mem.second);
   for (auto &q : queues_)
     clReleaseCommandQueue(q.second.q);
   for (cl_context c : contexts_)

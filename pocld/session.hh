@@ -39,8 +39,12 @@ struct Queue {
 
 struct Mem {
   cl_mem m;
+  // The buffer that buffer commands use: m itself for buffers, the backing
+  // buffer of a 1D buffer image (clients move its contents with plain buffer
+  // commands), nullptr for other images.
+  cl_mem buf;
   uint32_t pixel_size; // 0 for buffers
-  uint64_t size;       // CL_MEM_SIZE
+  uint64_t size;       // CL_MEM_SIZE of buf; 0 for other images
   uint64_t serial;     // never reused: kernel argument caches compare it
   std::vector<std::pair<uint64_t, cl_mem>> subs; // sub-buffers by offset
 };
@@ -78,8 +82,12 @@ struct Pending {
   int64_t ts_offset;
   uint32_t platform;
   uint32_t flags;   // POCL_RCMD_*
-  bool send_data;   // the completion carries the staging bytes (reads)
-  bool finish;      // a FINISH: answer with a REPLY, not in events_
+  enum Kind : uint8_t {
+    Plain,
+    Read,   // the completion carries the staging bytes
+    Kernel, // an NDRANGE: may have printed
+    Finish  // a FINISH: answered with a REPLY; not in events_
+  } kind;
   // User events in other platforms' contexts that mirror ev, made when a
   // command on another platform waited on it.
   std::vector<cl_event> bridges;
@@ -157,6 +165,7 @@ private:
   Queue *find_queue(uint64_t id);
   Mem *find_buffer(uint64_t id);
   Mem *find_image(uint64_t id);
+  void release_mem(Mem &mem);
 
   // programs.cc
   bool build_program(const Msg &m);
@@ -183,7 +192,7 @@ private:
   cl_int sub_buffer(Mem &mem, uint64_t offset, const Device &d, cl_mem &out);
   template <class F>
   Outcome run(uint64_t id, const pocl_remote_cmd &c, const uint8_t *waits,
-              Queue &q, Staging *st, bool send_data, cl_event extra_wait,
+              Queue &q, Staging *st, Pending::Kind kind, cl_event extra_wait,
               F enqueue);
   template <class F>
   bool run_write(uint64_t id, const pocl_remote_cmd &c, const uint8_t *waits,

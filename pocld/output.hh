@@ -1,0 +1,19 @@
+// output.hh - kernel printf output, forwarded to the clients as OUTPUT.
+#pragma once
+
+#include <string>
+
+namespace pocld {
+
+// Points this process's standard output at a pipe and starts the thread
+// that collects what native runtimes write there (OpenCL C printf).  On
+// failure (logged) standard output stays as it was and nothing is
+// forwarded.
+void start_output_capture();
+
+// Moves the output collected so far into `out`; false when there is none.
+// drain: first read what the pipe holds right now, so that a kernel's output,
+// written before its command completed, goes with that command's completion.
+bool take_output(std::string &out, bool drain);
+
+} // namespace pocld
