@@ -7,6 +7,7 @@
 
 #include "pocl_cl.h"
 
+POCL_EXPORT
 void pocl_remote_init_device_ops (struct pocl_device_ops *ops);
 
 #endif

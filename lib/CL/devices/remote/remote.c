@@ -543,7 +543,10 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
   pocl_remote_create_queue cq;
   memset (&cq, 0, sizeof (cq));
   cq.queue_id = queue->id;
-  cq.properties = queue->properties;
+  /* only the standard bits: PoCL marks its internal queues CL_QUEUE_HIDDEN */
+  cq.properties = queue->properties
+                  & (CL_QUEUE_PROFILING_ENABLE
+                     | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   cq.device = d->server_device;
   queue->data = calloc (1, sizeof (pthread_cond_t));
   if (queue->data == NULL)
