@@ -46,6 +46,10 @@ typedef struct remote_server
   remote_request *requests;
   uint64_t next_request_id;
   remote_event *events[REMOTE_EVENT_BUCKETS];
+  /* Completions that arrived before those of their dependencies (native
+     callbacks of one server race, and two sockets reorder); completed by a
+     reader once the dependencies are.  Under table_lock.  */
+  remote_event *deferred;
 
   pthread_t cmd_reader;
   pthread_t data_reader;
@@ -86,6 +90,10 @@ struct remote_event
   int unpack;
   size_t region[3];
   size_t row_pitch, slice_pitch;
+  /* the server's completion, held while dependencies are still pending */
+  int deferred;
+  pocl_remote_completion completion;
+  remote_event *deferred_next;
 };
 
 /* remote_conn.c */
@@ -110,6 +118,7 @@ void pocl_remote_server_lost (remote_server *s);
 /* remote_submit.c */
 void pocl_remote_complete (remote_server *s, remote_event *re,
                            const pocl_remote_completion *c);
+void pocl_remote_complete_deferred (remote_server *s);
 
 /* remote.c */
 void pocl_remote_mark_unavailable (remote_server *s);

@@ -440,6 +440,7 @@ reader_thread (void *p)
         }
       if (r)
         break;
+      pocl_remote_complete_deferred (s);
     }
 
   pocl_remote_server_lost (s);
@@ -494,6 +495,7 @@ pocl_remote_server_lost (remote_server *s)
           if (re == NULL)
             break;
           pocl_remote_complete (s, re, &c);
+          pocl_remote_complete_deferred (s);
         }
     }
 }

@@ -642,6 +642,16 @@ pocl_remote_complete (remote_server *s, remote_event *re,
   cl_command_queue cq = e->queue;
 
   POCL_LOCK_OBJ (e);
+  /* PoCL frees an event once complete, but a dependency not yet completed
+     still lists it: hold the completion until the dependencies are done
+     (pocl_remote_notify_dep queues it then).  */
+  if (e->wait_list != NULL)
+    {
+      re->completion = *c;
+      re->deferred = 1;
+      POCL_UNLOCK_OBJ (e);
+      return;
+    }
   if (cq->properties & CL_QUEUE_PROFILING_ENABLE)
     {
       uint64_t now = pocl_gettimemono_ns ();
@@ -664,12 +674,41 @@ pocl_remote_complete (remote_server *s, remote_event *re,
 
 /* finished is one of event's dependencies.  The server learns of foreign
    ones only from us.  */
+/* Completes what pocl_remote_notify_dep released; called by the reader
+   threads with no locks held.  */
+void
+pocl_remote_complete_deferred (remote_server *s)
+{
+  for (;;)
+    {
+      pthread_mutex_lock (&s->table_lock);
+      remote_event *re = s->deferred;
+      if (re)
+        s->deferred = re->deferred_next;
+      pthread_mutex_unlock (&s->table_lock);
+      if (re == NULL)
+        return;
+      pocl_remote_complete (s, re, &re->completion);
+    }
+}
+
 static void
 pocl_remote_notify_dep (cl_device_id device, cl_event event,
                         cl_event finished)
 {
   remote_event *re = (remote_event *)event->data;
   unsigned i;
+
+  /* called with both events locked: only queue the held completion */
+  if (re && re->deferred && event->wait_list == NULL)
+    {
+      re->deferred = 0;
+      pthread_mutex_lock (&re->server->table_lock);
+      re->deferred_next = re->server->deferred;
+      re->server->deferred = re;
+      pthread_mutex_unlock (&re->server->table_lock);
+      return;
+    }
   if (re == NULL || !re->sent || re->num_foreign == 0)
     return;
   for (i = 0; i < re->num_foreign && i < REMOTE_FOREIGN_IDS; ++i)
