@@ -22,6 +22,8 @@
 #include <CL/cl.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -36,7 +38,7 @@
 
 #define REMOTE_NAME_PART "pocl-remote"
 
-static const char *
+static __attribute__ ((unused)) const char *
 clerr (cl_int e)
 {
 #define E(x)                                                                  \
@@ -45,6 +47,10 @@ clerr (cl_int e)
   switch (e)
     {
       E (CL_SUCCESS);
+      /* event execution states, for event-status messages */
+      E (CL_RUNNING);
+      E (CL_SUBMITTED);
+      E (CL_QUEUED);
       E (CL_DEVICE_NOT_FOUND);
       E (CL_DEVICE_NOT_AVAILABLE);
       E (CL_COMPILER_NOT_AVAILABLE);
@@ -109,10 +115,16 @@ clerr (cl_int e)
 #undef E
 }
 
-static void fail (const char *fmt, ...)
+static __attribute__ ((unused)) void fail (const char *fmt, ...)
     __attribute__ ((noreturn, format (printf, 1, 2)));
 
-static void
+/* Inside run_sub (main thread only): where fail() and a watchdog expiry
+   return to.  */
+static sigjmp_buf *volatile fail_jump;
+static pthread_t main_thread;
+static volatile sig_atomic_t sub_hung;
+
+static __attribute__ ((unused)) void
 fail (const char *fmt, ...)
 {
   va_list ap;
@@ -123,12 +135,15 @@ fail (const char *fmt, ...)
   va_end (ap);
   fputc ('\n', stderr);
   fflush (stderr);
+  if (fail_jump && pthread_equal (pthread_self (), main_thread))
+    siglongjmp (*fail_jump, 1);
   exit (1);
 }
 
-static void note (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+static __attribute__ ((unused)) void note (const char *fmt, ...)
+    __attribute__ ((format (printf, 1, 2)));
 
-static void
+static __attribute__ ((unused)) void
 note (const char *fmt, ...)
 {
   va_list ap;
@@ -169,15 +184,22 @@ note (const char *fmt, ...)
     }                                                                         \
   while (0)
 
-/* Watchdog: a test that hangs fails with a clear message instead of being
-   killed silently by CTest's TIMEOUT.  */
-static const char *watchdog_what = "the test";
+/* Watchdog: a test that hangs fails with a clear message naming what it
+   was waiting for, instead of being killed silently by CTest's TIMEOUT.
+   Outside run_sub the process exits; inside, the check is abandoned (counted
+   as failed) and the next one runs.  */
+static const char *volatile watchdog_what = "the test";
 
 static void
 watchdog_handler (int sig)
 {
-  char msg[512];
-  (void)sig;
+  if (!pthread_equal (pthread_self (), main_thread))
+    {
+      /* only the main thread may jump: forward it there */
+      pthread_kill (main_thread, sig);
+      return;
+    }
+  char msg[600];
   int n = snprintf (msg, sizeof (msg),
                     "%s: FAIL: timed out (watchdog) while waiting for %s\n",
                     TEST_NAME, watchdog_what);
@@ -187,23 +209,96 @@ watchdog_handler (int sig)
                                                            : sizeof (msg) - 1);
       (void)w;
     }
+  if (fail_jump)
+    {
+      sub_hung = 1;
+      siglongjmp (*fail_jump, 2);
+    }
   _exit (1);
 }
 
 /* Arms (seconds > 0) or disarms (0) the watchdog; WHAT names the operation
-   in the failure message.  */
-static void
+   in the failure message.  Call from the main thread first.  */
+static __attribute__ ((unused)) void
 watchdog (unsigned seconds, const char *what)
 {
-  struct sigaction sa;
-  memset (&sa, 0, sizeof (sa));
-  sa.sa_handler = watchdog_handler;
-  sigaction (SIGALRM, &sa, NULL);
+  static int installed;
+  if (!installed)
+    {
+      struct sigaction sa;
+      memset (&sa, 0, sizeof (sa));
+      sa.sa_handler = watchdog_handler;
+      sigaction (SIGALRM, &sa, NULL);
+      main_thread = pthread_self ();
+      installed = 1;
+    }
   watchdog_what = what ? what : "the test";
   alarm (seconds);
 }
 
-static void *
+/* Names the step now running (for the watchdog's message) without
+   re-arming it.  */
+static __attribute__ ((unused)) void
+step (const char *what)
+{
+  watchdog_what = what;
+}
+
+/* Independent checks of one program: a failing check (fail() inside FN,
+   or FN hanging past SECONDS) is counted and the next one still runs, so
+   one bug does not hide the others.  sub_after_failure (may be NULL) drains
+   what a failed (not hung) check left queued.  sub_finish() prints the
+   verdict and returns the exit status.  */
+static int sub_failures, sub_total;
+static void (*sub_after_failure) (void);
+
+static __attribute__ ((unused)) void
+run_sub (const char *name, void (*fn) (void), unsigned seconds)
+{
+  sigjmp_buf jb;
+  ++sub_total;
+  watchdog (seconds, name);
+  fail_jump = &jb;
+  int r = sigsetjmp (jb, 1);
+  if (r == 0)
+    fn ();
+  else
+    {
+      fail_jump = NULL;
+      ++sub_failures;
+      fprintf (stderr, "%s: check '%s' FAILED%s; continuing\n", TEST_NAME,
+               name,
+               r == 2 ? " (hung: its commands stay blocked, later checks on "
+                        "the same queues may hang too)"
+                      : " (reason above)");
+      if (r == 1 && sub_after_failure)
+        {
+          watchdog (seconds, "draining the queues after a failed check");
+          sub_after_failure ();
+        }
+    }
+  fail_jump = NULL;
+  alarm (0);
+}
+
+static __attribute__ ((unused)) int
+sub_finish (const char *what)
+{
+  if (sub_failures)
+    {
+      fflush (stdout);
+      fprintf (stderr, "%s: FAIL: %d of %d checks failed (see above)\n",
+               TEST_NAME, sub_failures, sub_total);
+      fflush (stderr);
+      if (sub_hung)
+        _exit (1); /* threads blocked for good: do not run exit handlers */
+      return 1;
+    }
+  printf ("%s: PASS: all %d checks %s\n", TEST_NAME, sub_total, what);
+  return 0;
+}
+
+static __attribute__ ((unused)) void *
 xmalloc (size_t n)
 {
   void *p = malloc (n ? n : 1);
@@ -212,7 +307,7 @@ xmalloc (size_t n)
   return p;
 }
 
-static void
+static __attribute__ ((unused)) void
 device_name (cl_device_id dev, char *buf, size_t size)
 {
   buf[0] = 0;
@@ -221,7 +316,7 @@ device_name (cl_device_id dev, char *buf, size_t size)
 }
 
 /* All devices of all platforms.  */
-static cl_uint
+static __attribute__ ((unused)) cl_uint
 all_devices (cl_device_id *out, cl_uint max)
 {
   cl_platform_id plats[16];
@@ -248,7 +343,7 @@ all_devices (cl_device_id *out, cl_uint max)
 
 /* The first device whose name contains "pocl-remote" (want_remote) or the
    first one whose name does not (the local device); NULL when absent.  */
-static cl_device_id
+static __attribute__ ((unused)) cl_device_id
 find_device (int want_remote)
 {
   cl_device_id devs[64];
@@ -264,7 +359,7 @@ find_device (int want_remote)
   return NULL;
 }
 
-static cl_device_id
+static __attribute__ ((unused)) cl_device_id
 need_remote_device (void)
 {
   cl_device_id d = find_device (1);
@@ -284,7 +379,7 @@ need_remote_device (void)
   return d;
 }
 
-static char *
+static __attribute__ ((unused)) char *
 build_log (cl_program prog, cl_device_id dev)
 {
   size_t n = 0;
@@ -305,7 +400,7 @@ build_log (cl_program prog, cl_device_id dev)
 }
 
 /* Builds SRC for DEV; fails the test with the build log on error.  */
-static cl_program
+static __attribute__ ((unused)) cl_program
 build_program (cl_context ctx, cl_device_id dev, const char *src,
                const char *options)
 {
@@ -322,7 +417,7 @@ build_program (cl_context ctx, cl_device_id dev, const char *src,
   return p;
 }
 
-static cl_kernel
+static __attribute__ ((unused)) cl_kernel
 create_kernel (cl_program p, const char *name)
 {
   cl_int err;
@@ -332,7 +427,7 @@ create_kernel (cl_program p, const char *name)
   return k;
 }
 
-static cl_mem
+static __attribute__ ((unused)) cl_mem
 create_buffer (cl_context ctx, cl_mem_flags flags, size_t size, void *host)
 {
   cl_int err;
@@ -343,7 +438,23 @@ create_buffer (cl_context ctx, cl_mem_flags flags, size_t size, void *host)
   return m;
 }
 
-static cl_int
+/* A buffer filled by an explicit blocking write (not CL_MEM_COPY_HOST_PTR,
+   which has its own check): a check of something else does not depend on
+   host-pointer initialisation.  */
+static __attribute__ ((unused)) cl_mem
+buffer_from (cl_context ctx, cl_command_queue q, cl_mem_flags flags,
+             size_t size, const void *data)
+{
+  cl_mem m = create_buffer (ctx, flags, size, NULL);
+  cl_int err = clEnqueueWriteBuffer (q, m, CL_TRUE, 0, size, data, 0, NULL,
+                                     NULL);
+  if (err != CL_SUCCESS)
+    fail ("initial clEnqueueWriteBuffer (%zu bytes) returned %d (%s)", size,
+          err, clerr (err));
+  return m;
+}
+
+static __attribute__ ((unused)) cl_int
 event_status (cl_event ev)
 {
   cl_int st = 1;
@@ -354,7 +465,7 @@ event_status (cl_event ev)
 
 /* Deterministic pseudo-random 32-bit values: test data that differs per
    (stream, index) and is cheap to recompute for verification.  */
-static uint32_t
+static __attribute__ ((unused)) uint32_t
 mix32 (uint32_t stream, uint32_t i)
 {
   uint32_t x = stream * 0x9E3779B9u ^ (i + 0x7F4A7C15u) * 0x85EBCA6Bu;
@@ -367,7 +478,7 @@ mix32 (uint32_t stream, uint32_t i)
 }
 
 /* First index where two byte arrays differ, or -1.  */
-static long
+static __attribute__ ((unused)) long
 first_diff (const void *a, const void *b, size_t n)
 {
   const unsigned char *x = a, *y = b;
