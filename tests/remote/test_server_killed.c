@@ -6,7 +6,7 @@
 
    1. A normal write/read round trip works (the server is really there).
    2. A kernel that never finishes by itself (it spins until a flag that stays
-      0 changes) is enqueued, followed by a non-blocking read that depends on
+      0 equals a nonzero key) is enqueued, followed by a non-blocking read that depends on
       it; both are still pending a moment later.
    3. A helper thread SIGKILLs pocld while the main thread sits in a blocking
       clEnqueueReadBuffer behind the spinning kernel.
@@ -31,10 +31,11 @@
 #include <time.h>
 
 static const char *source
-    = "__kernel void spin (volatile __global uint *flag, __global uint *out)\n"
+    = "__kernel void spin (volatile __global uint *flag, __global uint *out,\n"
+      "                    uint key)\n"
       "{\n"
       "  uint n = 0;\n"
-      "  while (flag[0] == 0u)\n"
+      "  while (flag[0] != key)\n"
       "    ++n;\n"
       "  out[0] = n;\n"
       "}\n"
@@ -121,8 +122,12 @@ main (int argc, char **argv)
   uint32_t zero4[4] = { 0, 0, 0, 0 }, vals[256], back[256];
   for (int i = 0; i < 256; ++i)
     vals[i] = mix32 (77, (uint32_t)i);
-  cl_mem flag = create_buffer (ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                               sizeof (zero4), zero4);
+  /* The flag never becomes the key: the kernel spins until pocld dies.  An
+     explicit write (not COPY_HOST_PTR) keeps this test about server death
+     only.  */
+  cl_mem flag = create_buffer (ctx, CL_MEM_READ_WRITE, sizeof (zero4), NULL);
+  CHECK (clEnqueueWriteBuffer (q, flag, CL_TRUE, 0, sizeof (zero4), zero4, 0,
+                               NULL, NULL));
   cl_mem out = create_buffer (ctx, CL_MEM_READ_WRITE, sizeof (back), NULL);
   cl_mem other = create_buffer (ctx, CL_MEM_READ_WRITE, sizeof (back), NULL);
   CHECK (clEnqueueWriteBuffer (q, other, CL_TRUE, 0, sizeof (vals), vals, 0,
@@ -136,6 +141,8 @@ main (int argc, char **argv)
   /* 2. the never-ending kernel and a read behind it */
   CHECK (clSetKernelArg (spin, 0, sizeof (cl_mem), &flag));
   CHECK (clSetKernelArg (spin, 1, sizeof (cl_mem), &out));
+  const cl_uint key = 0xFEEDF00Du;
+  CHECK (clSetKernelArg (spin, 2, sizeof (key), &key));
   size_t one = 1;
   cl_event ev_k, ev_r, ev_b = NULL;
   CHECK (clEnqueueNDRangeKernel (q, spin, 1, NULL, &one, &one, 0, NULL,
