@@ -1,0 +1,95 @@
+# PoCL-R end-to-end tests: real pocld processes, real sockets, the real CPU device.
+# Included at the end of tests/remote/CMakeLists.txt, which provides FIXTURE, RUN_REMOTE,
+# STATE (the "pocld" fixture's state file), REMOTE_TEST_ENV and REMOTE_TESTS_DIR.
+# Every test: label "remote", a TIMEOUT, exit status 0 only on success, and a
+# "<name>: PASS" or "<name>: FAIL: <reason>" line (no PASS_REGULAR_EXPRESSION: that
+# would make CTest ignore the exit status, e.g. a crash after the PASS line). The test
+# programs are plain OpenCL programs linked like upstream's tests (OPENCL_LIBS: the ICD
+# loader with ENABLE_ICD); they include remote_test_util.c (shared helpers).
+
+# Target names carry a "remote_" prefix: upstream owns plain names like test_clFinish.
+set(REMOTE_E2E_PROGRAMS
+  concurrent_clients
+  session_isolation
+  server_killed
+  error_codes
+  api_buffers
+  api_events
+  api_programs)
+
+foreach(prog ${REMOTE_E2E_PROGRAMS})
+  set(tgt "remote_test_${prog}")
+  add_executable(${tgt} "test_${prog}.c")
+  target_compile_definitions(${tgt} PRIVATE
+    CL_TARGET_OPENCL_VERSION=${OPENCL_HEADER_VERSION}
+    CL_USE_DEPRECATED_OPENCL_1_2_APIS)
+  if(NOT HAVE_OPENCL_H)
+    target_include_directories(${tgt} PRIVATE "${CMAKE_SOURCE_DIR}/include")
+  endif()
+  # remote_test_util.c next to the sources; the wire protocol for the raw-socket test.
+  target_include_directories(${tgt} PRIVATE
+    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol")
+  target_link_libraries(${tgt} ${OPENCL_LIBS})
+endforeach()
+
+if(ENABLE_HOST_CPU_DEVICES)
+  set(remote_e2e_props LABELS "remote" FIXTURES_REQUIRED pocld)
+
+  # 1. Four client processes at once on the fixture's pocld, 300 verified launches each.
+  add_test(NAME remote/concurrent_clients
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_concurrent_clients> 4 300)
+  set_tests_properties(remote/concurrent_clients PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "concurrent_clients: FAIL")
+
+  # 2. Handshake refusals, raw-protocol cross-session access, two OpenCL clients.
+  add_test(NAME remote/session_isolation
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_session_isolation>)
+  set_tests_properties(remote/session_isolation PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "session_isolation: FAIL")
+
+  # 3. Its own pocld (not the fixture's: it gets killed), SIGKILLed under a client.
+  add_test(NAME remote/server_killed
+    COMMAND "${REMOTE_TESTS_DIR}/test_server_killed.sh"
+            "${FIXTURE}" "${RUN_REMOTE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_server_killed>
+            "${CMAKE_CURRENT_BINARY_DIR}/server_killed")
+  set_tests_properties(remote/server_killed PROPERTIES LABELS "remote"
+    TIMEOUT 240
+    FAIL_REGULAR_EXPRESSION "server_killed: FAIL")
+
+  # 4. clinfo on the remote device vs. clinfo on the local pthread device.
+  find_program(CLINFO_PROGRAM clinfo)
+  if(CLINFO_PROGRAM)
+    add_test(NAME remote/clinfo_output
+      COMMAND "${REMOTE_TESTS_DIR}/test_clinfo_output.sh"
+              "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}" "${CLINFO_PROGRAM}")
+    set_tests_properties(remote/clinfo_output PROPERTIES ${remote_e2e_props}
+      TIMEOUT 240
+      FAIL_REGULAR_EXPRESSION "clinfo_output: FAIL")
+  else()
+    message(WARNING "clinfo not found: remote/clinfo_output disabled")
+  endif()
+
+  # 5. Error codes, remote vs. local pthread in the same platform.
+  add_test(NAME remote/error_codes
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_error_codes>)
+  set_tests_properties(remote/error_codes PROPERTIES ${remote_e2e_props}
+    TIMEOUT 240 ENVIRONMENT "RUN_REMOTE_DEVICES=pthread remote"
+   
+    FAIL_REGULAR_EXPRESSION "error_codes: FAIL")
+
+  # 6. API coverage, in three programs.
+  foreach(part buffers events programs)
+    add_test(NAME remote/api_${part}
+      COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+              $<TARGET_FILE:remote_test_api_${part}>)
+    # Bound: setup watchdog + each check's own watchdog (a hung check is
+    # abandoned and the next one runs) + teardown.
+    set_tests_properties(remote/api_${part} PROPERTIES ${remote_e2e_props}
+      TIMEOUT 720
+      FAIL_REGULAR_EXPRESSION "api_${part}: FAIL")
+  endforeach()
+endif()
