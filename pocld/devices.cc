@@ -4,7 +4,9 @@
 #include "log.hh"
 #include "wire.hh"
 
+#include <atomic>
 #include <cstdio>
+#include <unistd.h>
 
 namespace pocld {
 
@@ -211,6 +213,46 @@ void append_image_formats(std::vector<uint8_t> &out, cl_device_id dev)
   clReleaseContext(ctx);
 }
 
+std::atomic<bool> g_probe_called[POCL_REMOTE_MAX_DEVICES];
+
+void CL_CALLBACK probe_callback(cl_event, cl_int, void *flag)
+{
+  static_cast<std::atomic<bool> *>(flag)->store(true);
+}
+
+// Does the platform call a CL_COMPLETE callback for a command that failed
+// because its wait list did?  Answered with a marker behind a user event
+// set to an error.  The flag is static: a late callback must find it.
+bool failure_callbacks(cl_device_id dev, std::atomic<bool> &called)
+{
+  cl_int err = CL_SUCCESS;
+  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  if (ctx == nullptr)
+    return true;
+  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+  cl_event ue = clCreateUserEvent(ctx, &err);
+  cl_event marker = nullptr;
+  if (q != nullptr && ue != nullptr &&
+      clEnqueueMarkerWithWaitList(q, 1, &ue, &marker) == CL_SUCCESS &&
+      clSetEventCallback(marker, CL_COMPLETE, probe_callback, &called) ==
+          CL_SUCCESS) {
+    clSetUserEventStatus(ue, CL_INVALID_OPERATION);
+    clWaitForEvents(1, &marker);
+    // Runtimes may deliver callbacks from their own thread, a bit later.
+    for (int i = 0; i < 50 && !called.load(); ++i)
+      usleep(5000);
+  } else
+    called = true;
+  if (marker != nullptr)
+    clReleaseEvent(marker);
+  if (ue != nullptr)
+    clReleaseEvent(ue);
+  if (q != nullptr)
+    clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+  return called.load();
+}
+
 std::string device_string(cl_device_id dev, cl_device_info param)
 {
   size_t size = 0;
@@ -294,6 +336,12 @@ Devices discover_devices()
     clGetDeviceIDs(pid, CL_DEVICE_TYPE_ALL, nd, p.devices.data(), nullptr);
     p.first_device = static_cast<uint32_t>(d.devices.size());
     bool host_timer = platform_host_timer(pid);
+    p.silent_failures =
+        !failure_callbacks(p.devices[0], g_probe_called[d.platforms.size()]);
+    if (p.silent_failures)
+      LOG_INFO("-", "platform %zu does not call back for failed commands, "
+                    "pocld looks for them itself",
+               d.platforms.size());
     for (cl_uint i = 0; i < nd; ++i) {
       Device dev;
       dev.id = p.devices[i];

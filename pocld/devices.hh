@@ -13,6 +13,10 @@ struct Platform {
   cl_platform_id id;
   std::vector<cl_device_id> devices; // in server device-list order
   uint32_t first_device;             // server index of devices[0]
+  // CL_COMPLETE callbacks are not called for commands that fail (PoCL 3.1
+  // does this when a dependency failed); sessions then find such commands
+  // themselves after failing a user event (Session::sweep_failed).
+  bool silent_failures;
 };
 
 struct Device {

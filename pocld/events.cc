@@ -4,9 +4,15 @@
 #include "log.hh"
 #include "output.hh"
 
+#include <algorithm>
+
 namespace pocld {
 
 namespace {
+
+// The command whose callback launch() is registering on this thread: a
+// runtime may call it right there, for a command that already ended.
+thread_local const Pending *t_registering = nullptr;
 
 void CL_CALLBACK on_event_complete(cl_event, cl_int status, void *user)
 {
@@ -171,7 +177,13 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     dirty_.push_back(&q);
   }
   inflight_.fetch_add(1);
+  if (p->kind == Pending::Finish) {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    finishing_.push_back(p);
+  }
+  t_registering = p;
   err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
+  t_registering = nullptr;
   if (err != CL_SUCCESS) {
     // Should not happen with a valid event; complete it synchronously.
     LOG_WARN(sid_, "clSetEventCallback failed (%d), waiting", err);
@@ -185,6 +197,14 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
 
 void Session::complete(Pending *p, cl_int exec_status)
 {
+  // Called at registration, PoCL passes CL_COMPLETE even for a command that
+  // failed; ask the event itself.
+  if (p == t_registering && exec_status == CL_COMPLETE) {
+    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                   sizeof exec_status, &exec_status, nullptr);
+    if (exec_status < 0)
+      exec_status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  }
   pocl_remote_completion c{};
   c.status = exec_status < 0 ? exec_status : CL_COMPLETE;
   if (p->flags & POCL_RCMD_PROFILING)
@@ -193,8 +213,13 @@ void Session::complete(Pending *p, cl_int exec_status)
   cl_event ev = p->ev;
   Staging *st = p->staging;
   if (p->kind == Pending::Finish) {
+    {
+      std::lock_guard<std::mutex> lock(ev_mu_);
+      finishing_.erase(std::find(finishing_.begin(), finishing_.end(), p));
+    }
     delete p;
-    reply(id, c.status);
+    // Like clFinish: failed commands have their own completions.
+    reply(id, CL_SUCCESS);
   } else {
     const void *data = nullptr;
     uint64_t len = 0;
@@ -232,6 +257,41 @@ void Session::complete(Pending *p, cl_int exec_status)
   }
 }
 
+// Completes the commands that failed without a callback
+// (Platform::silent_failures).  Runs on the command reader only, after it
+// failed a user event: such failures spread synchronously, and only this
+// thread registers callbacks, so what is found failed here is never called
+// back.  Completing one may fail bridges, hence the rounds.
+void Session::sweep_failed()
+{
+  std::vector<std::pair<Pending *, cl_event>> seen;
+  bool again = true;
+  while (again) {
+    again = false;
+    seen.clear();
+    {
+      std::lock_guard<std::mutex> lock(ev_mu_);
+      for (auto &e : events_)
+        seen.emplace_back(&e.second, e.second.ev);
+      for (Pending *p : finishing_)
+        seen.emplace_back(p, p->ev);
+      for (auto &s : seen)
+        clRetainEvent(s.second);
+    }
+    for (auto &s : seen) {
+      cl_int st = CL_COMPLETE;
+      if (devs_.platforms[s.first->platform].silent_failures)
+        clGetEventInfo(s.second, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
+                       &st, nullptr);
+      clReleaseEvent(s.second);
+      if (st < 0) {
+        complete(s.first, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        again = true;
+      }
+    }
+  }
+}
+
 bool Session::notify(const Msg &m)
 {
   pocl_remote_notify n;
@@ -252,8 +312,11 @@ bool Session::notify(const Msg &m)
     clSetUserEventStatus(ue.second, n.status);
     clReleaseEvent(ue.second);
   }
+  bool failed = n.status < 0 && !f.ues.empty();
   f.ues.clear();
   f.ues.shrink_to_fit();
+  if (failed)
+    sweep_failed();
   return true;
 }
 

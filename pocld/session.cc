@@ -275,8 +275,10 @@ void Session::teardown()
       clReleaseEvent(ue.second);
     }
   foreign_.clear();
+  sweep_failed();
   for (auto &q : queues_)
     clFinish(q.second.q);
+  sweep_failed();
   // Callbacks may still be running after clFinish; they touch this session.
   draining_ = true;
   {

@@ -180,6 +180,7 @@ private:
   void drop_pending(uint64_t id);
   bool notify(const Msg &m);
   void fail_slot(DataSlot &s);
+  void sweep_failed();
 
   // commands.cc
   bool command(const Msg &m);
@@ -219,6 +220,7 @@ private:
   std::condition_variable drained_cv_;
   EventTable events_;
   std::vector<EventTable::node_type> spare_; // recycled table nodes
+  std::vector<Pending *> finishing_;         // FINISH markers in flight
   std::atomic<uint64_t> inflight_{0};        // callbacks still to run
   std::atomic<bool> draining_{false};
 
