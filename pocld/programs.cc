@@ -201,6 +201,39 @@ std::vector<uint8_t> program_binary(cl_program p, cl_device_id dev)
   return std::move(bins[idx]);
 }
 
+// The client's options as the native compiler should see them.  A PoCL
+// client sends its processed options, where a few standard ones became
+// clang flags: -cl-denorms-are-zero became -fdenormal-fp-math=positive-zero
+// and -g became three -debug/-dwarf flags (dropped here: not every native
+// compiler takes -g).  Everything else, quotes included, passes verbatim.
+std::string native_options(const uint8_t *opts, size_t len, bool arg_info)
+{
+  const std::string in(reinterpret_cast<const char *>(opts), len);
+  std::string out;
+  size_t i = 0;
+  while (i < in.size()) {
+    if (in[i] == ' ') {
+      out += in[i++];
+      continue;
+    }
+    size_t end = i;
+    char quote = 0;
+    for (; end < in.size() && (quote || in[end] != ' '); ++end)
+      if (in[end] == '"' || in[end] == '\'')
+        quote = quote == in[end] ? 0 : (quote ? quote : in[end]);
+    std::string tok = in.substr(i, end - i);
+    if (tok == "-fdenormal-fp-math=positive-zero")
+      out += "-cl-denorms-are-zero";
+    else if (tok != "-debug-info-kind=limited" && tok != "-dwarf-version=4" &&
+             tok != "-debugger-tuning=gdb" && tok != "-dwarf-column-info")
+      out += tok;
+    i = end;
+  }
+  if (arg_info)
+    out += " -cl-kernel-arg-info";
+  return out;
+}
+
 // Creates and builds/compiles/links the program natively.  Returns the
 // program (possibly with a failed build, for its log) or nullptr; err: the
 // build's return code.
@@ -328,12 +361,11 @@ bool Session::build_program(const Msg &m)
   }
   cl_context ctx = err == CL_SUCCESS ? context(d->platform, err) : nullptr;
   if (ctx != nullptr) {
-    std::string options(reinterpret_cast<const char *>(opts), c.options_len);
     // Argument metadata for the client (from OpenCL 1.2 on).
-    if ((c.kind == POCL_REMOTE_BUILD_SOURCE ||
-         c.kind == POCL_REMOTE_BUILD_COMPILE) &&
-        (d->cl_major > 1 || d->cl_minor >= 2))
-      options += " -cl-kernel-arg-info";
+    bool arg_info = (c.kind == POCL_REMOTE_BUILD_SOURCE ||
+                     c.kind == POCL_REMOTE_BUILD_COMPILE) &&
+                    (d->cl_major > 1 || d->cl_minor >= 2);
+    std::string options = native_options(opts, c.options_len, arg_info);
     prog = make_program(ctx, d->id, c.kind, options, src, c.body_len,
                         header_names, header_srcs, in, err);
   }
