@@ -59,12 +59,14 @@ if(ENABLE_HOST_CPU_DEVICES)
     TIMEOUT 240
     FAIL_REGULAR_EXPRESSION "server_killed: FAIL")
 
-  # 4. clinfo on the remote device vs. clinfo on the local pthread device.
+  # 4. clinfo on the remote device vs. clinfo on the local pthread device (memory sizes
+  #    that changed since the fixture started are re-checked on a pocld of its own).
   find_program(CLINFO_PROGRAM clinfo)
   if(CLINFO_PROGRAM)
     add_test(NAME remote/clinfo_output
       COMMAND "${REMOTE_TESTS_DIR}/test_clinfo_output.sh"
-              "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}" "${CLINFO_PROGRAM}")
+              "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}" "${CLINFO_PROGRAM}"
+              "${FIXTURE}" "$<TARGET_FILE:pocld>")
     set_tests_properties(remote/clinfo_output PROPERTIES ${remote_e2e_props}
       TIMEOUT 240
       FAIL_REGULAR_EXPRESSION "clinfo_output: FAIL")
