@@ -5,6 +5,7 @@
 #include "server.hh"
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <pthread.h>

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -12,6 +13,7 @@
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -21,6 +23,9 @@ namespace {
 
 // A silent peer may hold a connection thread no longer than this.
 constexpr int kHandshakeTimeoutMs = 10000;
+// Connections still in their handshake; more are closed at once, so that
+// connecting without speaking cannot pile up threads.
+constexpr size_t kMaxHandshakes = 128;
 // A peer that accepts no bytes for this long is considered gone; this
 // bounds how long a completion callback can block on a stuck client.
 constexpr int kSendTimeoutS = 60;
@@ -149,6 +154,12 @@ void Server::spawn(int fd, bool data_port)
   timeval tv{kSendTimeoutS, 0};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   std::lock_guard<std::mutex> lock(mu_);
+  if (handshaking_.size() >= kMaxHandshakes) {
+    LOG_WARN("-", "%zu connections in their handshake, closing a new one",
+             handshaking_.size());
+    close(fd);
+    return;
+  }
   try {
     std::thread([this, fd, data_port] {
       serve(fd, data_port);
