@@ -1,0 +1,441 @@
+/* remote_bench.c - latency and bandwidth of a remote device against a local
+   one and against the loopback TCP round trip, all measured in one run.
+
+   Devices: the first whose CL_DEVICE_NAME contains "pocl-remote" is the
+   remote one; the first other device (or the one whose name contains
+   $BENCH_LOCAL, if set) is the local reference.  Prints one table; every
+   figure is in microseconds or GB/s.  */
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define _GNU_SOURCE
+#include <CL/cl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(x)                                                              \
+  do                                                                          \
+    {                                                                         \
+      cl_int e_ = (x);                                                        \
+      if (e_ != CL_SUCCESS)                                                   \
+        {                                                                     \
+          fprintf (stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, e_);   \
+          exit (1);                                                           \
+        }                                                                     \
+    }                                                                         \
+  while (0)
+
+static double
+now_us (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct stats
+{
+  double min, median, p99;
+} stats;
+
+static stats
+summarize (double *v, int n)
+{
+  stats s;
+  qsort (v, n, sizeof (double), cmp_double);
+  s.min = v[0];
+  s.median = v[n / 2];
+  s.p99 = v[(int)(n * 0.99)];
+  return s;
+}
+
+/* ---- loopback TCP round trip: 64-byte ping-pong between two threads ---- */
+
+static void *
+echo_thread (void *arg)
+{
+  int fd = *(int *)arg;
+  char buf[64];
+  for (;;)
+    {
+      ssize_t got = 0;
+      while (got < 64)
+        {
+          ssize_t r = recv (fd, buf + got, 64 - got, 0);
+          if (r <= 0)
+            return NULL;
+          got += r;
+        }
+      if (send (fd, buf, 64, 0) != 64)
+        return NULL;
+    }
+}
+
+static stats
+loopback_rtt (int iters)
+{
+  int ls = socket (AF_INET, SOCK_STREAM, 0), one = 1;
+  struct sockaddr_in a;
+  socklen_t alen = sizeof (a);
+  memset (&a, 0, sizeof (a));
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  if (bind (ls, (struct sockaddr *)&a, sizeof (a)) || listen (ls, 1)
+      || getsockname (ls, (struct sockaddr *)&a, &alen))
+    {
+      perror ("loopback");
+      exit (1);
+    }
+  int c = socket (AF_INET, SOCK_STREAM, 0);
+  if (connect (c, (struct sockaddr *)&a, sizeof (a)))
+    {
+      perror ("connect");
+      exit (1);
+    }
+  int s = accept (ls, NULL, NULL);
+  setsockopt (c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
+  setsockopt (s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
+  pthread_t th;
+  pthread_create (&th, NULL, echo_thread, &s);
+
+  double *v = malloc (iters * sizeof (double));
+  char buf[64] = { 0 };
+  int i;
+  for (i = -100; i < iters; ++i)
+    {
+      double t0 = now_us ();
+      ssize_t got = 0;
+      if (send (c, buf, 64, 0) != 64)
+        exit (1);
+      while (got < 64)
+        {
+          ssize_t r = recv (c, buf + got, 64 - got, 0);
+          if (r <= 0)
+            exit (1);
+          got += r;
+        }
+      if (i >= 0)
+        v[i] = now_us () - t0;
+    }
+  close (c);
+  pthread_join (th, NULL);
+  close (s);
+  close (ls);
+  stats st = summarize (v, iters);
+  free (v);
+  return st;
+}
+
+/* Single-stream loopback TCP bandwidth: the ceiling for remote transfers. */
+typedef struct sink_arg
+{
+  int fd;
+  size_t size;
+} sink_arg;
+
+static void *
+sink_thread (void *p)
+{
+  sink_arg *a = (sink_arg *)p;
+  char *buf = malloc (1 << 20);
+  size_t got = 0;
+  while (got < a->size)
+    {
+      ssize_t r = recv (a->fd, buf, 1 << 20, 0);
+      if (r <= 0)
+        break;
+      got += r;
+    }
+  send (a->fd, "k", 1, 0);
+  free (buf);
+  return NULL;
+}
+
+static double
+loopback_bandwidth (size_t size, int iters)
+{
+  double *v = malloc (iters * sizeof (double));
+  char *data = calloc (1, size);
+  int k;
+  for (k = 0; k < iters; ++k)
+    {
+      int ls = socket (AF_INET, SOCK_STREAM, 0);
+      struct sockaddr_in a;
+      socklen_t alen = sizeof (a);
+      memset (&a, 0, sizeof (a));
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+      bind (ls, (struct sockaddr *)&a, sizeof (a));
+      listen (ls, 1);
+      getsockname (ls, (struct sockaddr *)&a, &alen);
+      int c = socket (AF_INET, SOCK_STREAM, 0);
+      connect (c, (struct sockaddr *)&a, sizeof (a));
+      sink_arg sa = { accept (ls, NULL, NULL), size };
+      pthread_t th;
+      pthread_create (&th, NULL, sink_thread, &sa);
+      char ack;
+      double t0 = now_us ();
+      size_t sent = 0;
+      while (sent < size)
+        {
+          ssize_t w = send (c, data + sent, size - sent, 0);
+          if (w <= 0)
+            exit (1);
+          sent += w;
+        }
+      if (recv (c, &ack, 1, 0) != 1)
+        exit (1);
+      v[k] = size / (now_us () - t0) / 1e3;
+      pthread_join (th, NULL);
+      close (c);
+      close (sa.fd);
+      close (ls);
+    }
+  qsort (v, iters, sizeof (double), cmp_double);
+  double med = v[iters / 2];
+  free (v);
+  free (data);
+  return med;
+}
+
+/* ---- OpenCL measurements ---- */
+
+typedef struct dev
+{
+  cl_device_id id;
+  char name[256];
+  cl_context ctx;
+  cl_command_queue q;
+  cl_kernel noop, inc;
+  cl_mem counter;
+} dev;
+
+static const char *src
+    = "__kernel void noop (void) {}\n"
+      "__kernel void inc (__global int *c) { c[0] += 1; }\n";
+
+static void
+setup (dev *d)
+{
+  cl_int err;
+  d->ctx = clCreateContext (NULL, 1, &d->id, NULL, NULL, &err);
+  CHECK (err);
+  d->q = clCreateCommandQueue (d->ctx, d->id, 0, &err);
+  CHECK (err);
+  cl_program p = clCreateProgramWithSource (d->ctx, 1, &src, NULL, &err);
+  CHECK (err);
+  CHECK (clBuildProgram (p, 1, &d->id, NULL, NULL, NULL));
+  d->noop = clCreateKernel (p, "noop", &err);
+  CHECK (err);
+  d->inc = clCreateKernel (p, "inc", &err);
+  CHECK (err);
+  d->counter = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
+  CHECK (err);
+  CHECK (clSetKernelArg (d->inc, 0, sizeof (cl_mem), &d->counter));
+  clReleaseProgram (p);
+}
+
+static stats
+noop_latency (dev *d, int iters)
+{
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i;
+  for (i = -200; i < iters; ++i)
+    {
+      double t0 = now_us ();
+      CHECK (clEnqueueNDRangeKernel (d->q, d->noop, 1, NULL, &g, NULL, 0, NULL,
+                                     NULL));
+      CHECK (clFinish (d->q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  return s;
+}
+
+/* 100 dependent kernels (in-order queue) and one clFinish; checks the
+   counter so that the chain really ran.  */
+static stats
+chain (dev *d, int len, int iters)
+{
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i, k, zero = 0, got = 0;
+  for (i = -5; i < iters; ++i)
+    {
+      CHECK (clEnqueueWriteBuffer (d->q, d->counter, CL_TRUE, 0, 4, &zero, 0,
+                                   NULL, NULL));
+      double t0 = now_us ();
+      for (k = 0; k < len; ++k)
+        CHECK (clEnqueueNDRangeKernel (d->q, d->inc, 1, NULL, &g, NULL, 0,
+                                       NULL, NULL));
+      CHECK (clFinish (d->q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+      CHECK (clEnqueueReadBuffer (d->q, d->counter, CL_TRUE, 0, 4, &got, 0,
+                                  NULL, NULL));
+      if (got != len)
+        {
+          fprintf (stderr, "chain on %s counted %d, expected %d\n", d->name,
+                   got, len);
+          exit (1);
+        }
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  return s;
+}
+
+/* Best-of and median bandwidth of blocking 64 MiB writes and reads, with
+   the data checked after the last read.  */
+static void
+bandwidth (dev *d, size_t size, int iters, double *wr, double *rd)
+{
+  cl_int err;
+  cl_mem b = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+  CHECK (err);
+  unsigned char *h = malloc (size), *back = malloc (size);
+  size_t i;
+  for (i = 0; i < size; ++i)
+    h[i] = (unsigned char)(i * 7 + 3);
+  double *w = malloc (iters * sizeof (double)),
+         *r = malloc (iters * sizeof (double));
+  int k;
+  for (k = -1; k < iters; ++k)
+    {
+      double t0 = now_us ();
+      CHECK (clEnqueueWriteBuffer (d->q, b, CL_TRUE, 0, size, h, 0, NULL,
+                                   NULL));
+      double t1 = now_us ();
+      CHECK (
+          clEnqueueReadBuffer (d->q, b, CL_TRUE, 0, size, back, 0, NULL, NULL));
+      double t2 = now_us ();
+      if (k >= 0)
+        {
+          w[k] = size / (t1 - t0) / 1e3;
+          r[k] = size / (t2 - t1) / 1e3;
+        }
+    }
+  if (memcmp (h, back, size))
+    {
+      fprintf (stderr, "bandwidth: data mismatch on %s\n", d->name);
+      exit (1);
+    }
+  qsort (w, iters, sizeof (double), cmp_double);
+  qsort (r, iters, sizeof (double), cmp_double);
+  *wr = w[iters / 2];
+  *rd = r[iters / 2];
+  free (w);
+  free (r);
+  free (h);
+  free (back);
+  clReleaseMemObject (b);
+}
+
+static int
+find_devices (dev *remote, dev *local)
+{
+  cl_platform_id plats[16];
+  cl_uint np = 0, i, j;
+  const char *want = getenv ("BENCH_LOCAL");
+  int have_remote = 0, have_local = 0;
+  clGetPlatformIDs (16, plats, &np);
+  for (i = 0; i < np; ++i)
+    {
+      cl_device_id devs[32];
+      cl_uint nd = 0;
+      if (clGetDeviceIDs (plats[i], CL_DEVICE_TYPE_ALL, 32, devs, &nd))
+        continue;
+      for (j = 0; j < nd; ++j)
+        {
+          char name[256];
+          clGetDeviceInfo (devs[j], CL_DEVICE_NAME, sizeof (name), name, NULL);
+          if (strstr (name, "pocl-remote"))
+            {
+              if (!have_remote++)
+                {
+                  remote->id = devs[j];
+                  strcpy (remote->name, name);
+                }
+            }
+          else if (!have_local && (!want || strstr (name, want)))
+            {
+              have_local = 1;
+              local->id = devs[j];
+              strcpy (local->name, name);
+            }
+        }
+    }
+  return have_remote && have_local;
+}
+
+int
+main (int argc, char **argv)
+{
+  int iters = argc > 1 ? atoi (argv[1]) : 2000;
+  dev remote, local;
+  memset (&remote, 0, sizeof (remote));
+  memset (&local, 0, sizeof (local));
+  if (!find_devices (&remote, &local))
+    {
+      fprintf (stderr, "need a pocl-remote device and a local device\n");
+      return 1;
+    }
+  setup (&remote);
+  setup (&local);
+
+  /* interleave so that machine noise hits both sides alike */
+  stats rtt = loopback_rtt (iters);
+  stats ln = noop_latency (&local, iters);
+  stats rn = noop_latency (&remote, iters);
+  stats rtt2 = loopback_rtt (iters);
+  stats lc = chain (&local, 100, 20);
+  stats rc = chain (&remote, 100, 20);
+  double lw, lr, rw, rr, tcp = loopback_bandwidth (64u << 20, 5);
+  bandwidth (&local, 64u << 20, 5, &lw, &lr);
+  bandwidth (&remote, 64u << 20, 5, &rw, &rr);
+
+  double rtt_med = (rtt.median + rtt2.median) / 2;
+  printf ("remote device: %s\nlocal device:  %s\n\n", remote.name,
+          local.name);
+  printf ("%-34s %10s %10s %10s\n", "latency (us)", "min", "median", "p99");
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "loopback TCP round trip (64 B)",
+          rtt.min < rtt2.min ? rtt.min : rtt2.min, rtt_med,
+          rtt.p99 > rtt2.p99 ? rtt.p99 : rtt2.p99);
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "no-op kernel, local", ln.min,
+          ln.median, ln.p99);
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "no-op kernel, remote", rn.min,
+          rn.median, rn.p99);
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "100-kernel chain, local", lc.min,
+          lc.median, lc.p99);
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "100-kernel chain, remote", rc.min,
+          rc.median, rc.p99);
+  printf ("\n%-34s %10s %10s\n", "64 MiB bandwidth (GB/s)", "write", "read");
+  printf ("%-34s %10.2f %10.2f\n", "loopback TCP, one stream", tcp, tcp);
+  printf ("%-34s %10.2f %10.2f\n", "local", lw, lr);
+  printf ("%-34s %10.2f %10.2f\n", "remote", rw, rr);
+  printf ("\nremote no-op - local no-op - round trip (median): %.1f us "
+          "(goal <= 10)\n",
+          rn.median - ln.median - rtt_med);
+  printf ("remote 64 MiB write / read vs loopback TCP: %.0f%% / %.0f%%\n",
+          100 * rw / tcp, 100 * rr / tcp);
+  printf ("100-chain remote / (local + round trip) (median): %.2fx\n",
+          rc.median / (lc.median + rtt_med));
+  return 0;
+}
