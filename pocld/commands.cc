@@ -169,12 +169,20 @@ bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
                 (unsigned long long)a.a);
         return false;
       }
+      if (!ac.scalar) {
+        err = CL_INVALID_ARG_VALUE;
+        return true;
+      }
       if (ac.kind == a.kind && ac.bytes.size() == a.a &&
           memcmp(ac.bytes.data(), value, a.a) == 0)
         continue;
       break;
     case POCL_REMOTE_ARG_BUFFER:
     case POCL_REMOTE_ARG_IMAGE: {
+      if (ac.scalar) {
+        err = CL_INVALID_ARG_VALUE;
+        return true;
+      }
       Mem *mm = a.kind == POCL_REMOTE_ARG_BUFFER ? find_buffer(a.a)
                                                  : find_image(a.a);
       if (mm == nullptr) {
@@ -193,6 +201,10 @@ bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
     }
     case POCL_REMOTE_ARG_SAMPLER: {
       auto it = samplers_.find(a.a);
+      if (ac.scalar) {
+        err = CL_INVALID_ARG_VALUE;
+        return true;
+      }
       if (it == samplers_.end()) {
         err = CL_INVALID_SAMPLER;
         return true;

@@ -264,7 +264,15 @@ void Session::complete(Pending *p, cl_int exec_status)
 // back.  Completing one may fail bridges, hence the rounds.
 void Session::sweep_failed()
 {
+  // Candidates are taken under the lock; one that succeeds meanwhile may be
+  // completed and recycled by its callback, so only its event is used.
   std::vector<std::pair<Pending *, cl_event>> seen;
+  auto consider = [&](Pending *p) {
+    if (devs_.platforms[p->platform].silent_failures) {
+      clRetainEvent(p->ev);
+      seen.emplace_back(p, p->ev);
+    }
+  };
   bool again = true;
   while (again) {
     again = false;
@@ -272,17 +280,14 @@ void Session::sweep_failed()
     {
       std::lock_guard<std::mutex> lock(ev_mu_);
       for (auto &e : events_)
-        seen.emplace_back(&e.second, e.second.ev);
+        consider(&e.second);
       for (Pending *p : finishing_)
-        seen.emplace_back(p, p->ev);
-      for (auto &s : seen)
-        clRetainEvent(s.second);
+        consider(p);
     }
     for (auto &s : seen) {
       cl_int st = CL_COMPLETE;
-      if (devs_.platforms[s.first->platform].silent_failures)
-        clGetEventInfo(s.second, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
-                       &st, nullptr);
+      clGetEventInfo(s.second, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
+                     &st, nullptr);
       clReleaseEvent(s.second);
       if (st < 0) {
         complete(s.first, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);

@@ -57,48 +57,62 @@ uint32_t trial_size(cl_kernel k, cl_uint i)
   return hits == kMaxTrialArgSize ? 0 : found;
 }
 
-void arg_meta(std::vector<uint8_t> &out, cl_kernel k, cl_uint i)
-{
-  pocl_remote_arg_meta am{};
+struct ArgInfo {
   cl_kernel_arg_address_qualifier aq = CL_KERNEL_ARG_ADDRESS_PRIVATE;
   cl_kernel_arg_access_qualifier acc = CL_KERNEL_ARG_ACCESS_NONE;
   cl_kernel_arg_type_qualifier tq = 0;
+  uint32_t type = kArgNone;
   std::string type_name, name;
-  bool info = clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
-                                 sizeof aq, &aq, nullptr) == CL_SUCCESS;
-  if (info) {
-    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc,
-                       nullptr);
-    clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq,
-                       nullptr);
-    type_name = get_string([&](size_t n, void *v, size_t *r) {
-      return clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, n, v, r);
-    });
-    name = get_string([&](size_t n, void *v, size_t *r) {
-      return clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME, n, v, r);
-    });
-    if (tq & CL_KERNEL_ARG_TYPE_PIPE)
-      am.type = kArgPipe;
-    else if (acc != CL_KERNEL_ARG_ACCESS_NONE)
-      am.type = kArgImage;
-    else if (type_name.compare(0, 9, "sampler_t") == 0)
-      am.type = kArgSampler;
-    else if ((!type_name.empty() && type_name.back() == '*') ||
-             aq == CL_KERNEL_ARG_ADDRESS_LOCAL)
-      am.type = kArgPointer;
-  } else {
+};
+
+// What kind of argument i is, as PoCL's proxy driver tells it: image if it
+// has an access qualifier, pipe, sampler_t, pointer if the type ends in '*'
+// or lives in local memory, else a scalar.
+ArgInfo classify_arg(cl_kernel k, cl_uint i)
+{
+  ArgInfo a;
+  if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof a.aq,
+                         &a.aq, nullptr) != CL_SUCCESS) {
     // CL_KERNEL_ARG_INFO_NOT_AVAILABLE: tell pointers from scalars by what
     // clSetKernelArg accepts.  A NULL value of any size: local; a NULL
     // cl_mem: global.  Images and samplers pass for scalars here.
     if (clSetKernelArg(k, i, 1, nullptr) == CL_SUCCESS) {
-      aq = CL_KERNEL_ARG_ADDRESS_LOCAL;
-      am.type = kArgPointer;
+      a.aq = CL_KERNEL_ARG_ADDRESS_LOCAL;
+      a.type = kArgPointer;
     } else if (clSetKernelArg(k, i, sizeof(cl_mem), nullptr) == CL_SUCCESS) {
-      aq = CL_KERNEL_ARG_ADDRESS_GLOBAL;
-      am.type = kArgPointer;
+      a.aq = CL_KERNEL_ARG_ADDRESS_GLOBAL;
+      a.type = kArgPointer;
     }
+    return a;
   }
-  switch (am.type) {
+  clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof a.acc,
+                     &a.acc, nullptr);
+  clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof a.tq, &a.tq,
+                     nullptr);
+  a.type_name = get_string([&](size_t n, void *v, size_t *r) {
+    return clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, n, v, r);
+  });
+  a.name = get_string([&](size_t n, void *v, size_t *r) {
+    return clGetKernelArgInfo(k, i, CL_KERNEL_ARG_NAME, n, v, r);
+  });
+  if (a.tq & CL_KERNEL_ARG_TYPE_PIPE)
+    a.type = kArgPipe;
+  else if (a.acc != CL_KERNEL_ARG_ACCESS_NONE)
+    a.type = kArgImage;
+  else if (a.type_name.compare(0, 9, "sampler_t") == 0)
+    a.type = kArgSampler;
+  else if ((!a.type_name.empty() && a.type_name.back() == '*') ||
+           a.aq == CL_KERNEL_ARG_ADDRESS_LOCAL)
+    a.type = kArgPointer;
+  return a;
+}
+
+void arg_meta(std::vector<uint8_t> &out, cl_kernel k, cl_uint i)
+{
+  ArgInfo a = classify_arg(k, i);
+  pocl_remote_arg_meta am{};
+  am.type = a.type;
+  switch (a.type) {
   case kArgNone:
     am.type_size = trial_size(k, i);
     break;
@@ -109,14 +123,14 @@ void arg_meta(std::vector<uint8_t> &out, cl_kernel k, cl_uint i)
     am.type_size = sizeof(cl_mem);
     break;
   }
-  am.address_qualifier = aq;
-  am.access_qualifier = acc;
-  am.type_qualifier = tq;
-  am.type_name_len = static_cast<uint32_t>(type_name.size());
-  am.name_len = static_cast<uint32_t>(name.size());
+  am.address_qualifier = a.aq;
+  am.access_qualifier = a.acc;
+  am.type_qualifier = a.tq;
+  am.type_name_len = static_cast<uint32_t>(a.type_name.size());
+  am.name_len = static_cast<uint32_t>(a.name.size());
   append(out, &am, sizeof am);
-  append(out, type_name.data(), type_name.size());
-  append(out, name.data(), name.size());
+  append(out, a.type_name.data(), a.type_name.size());
+  append(out, a.name.data(), a.name.size());
 }
 
 void kernel_meta(std::vector<uint8_t> &out, cl_kernel k, cl_device_id dev)
@@ -342,8 +356,6 @@ bool Session::build_program(const Msg &m)
   cl_int err = CL_SUCCESS;
   if (c.device >= devs_.devices.size())
     err = CL_INVALID_DEVICE;
-  else if (programs_.count(c.prog_id))
-    err = CL_INVALID_VALUE;
   else if (c.kind != POCL_REMOTE_BUILD_LINK && c.body_len == 0)
     err = CL_INVALID_VALUE;
   for (auto &h : header_srcs)
@@ -354,8 +366,17 @@ bool Session::build_program(const Msg &m)
   std::vector<cl_program> in;
   for (uint64_t pid : inputs) {
     auto it = programs_.find(pid);
+    cl_build_status bs = CL_BUILD_ERROR;
     if (it == programs_.end())
       err = CL_INVALID_PROGRAM;
+    else if (d != nullptr &&
+             (clGetProgramBuildInfo(it->second.p, d->id,
+                                    CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs,
+                                    nullptr) != CL_SUCCESS ||
+              bs != CL_BUILD_SUCCESS))
+      // Nothing to link; PoCL 3.1 would leak the failed input and abort
+      // when the session's context is released.
+      err = CL_LINK_PROGRAM_FAILURE;
     else
       in.push_back(it->second.p);
   }
@@ -400,7 +421,13 @@ bool Session::build_program(const Msg &m)
       nk = 0;
     br.num_kernels = nk;
     // Kept even when the build failed: the client frees it like any other.
-    programs_.emplace(c.prog_id, Program{prog});
+    // A rebuild under the same id replaces the old program (its kernels
+    // hold their own references).
+    auto ins = programs_.try_emplace(c.prog_id, Program{prog});
+    if (!ins.second) {
+      clReleaseProgram(ins.first->second.p);
+      ins.first->second.p = prog;
+    }
   }
   // Keep the reply within what the client accepts: the binary goes first,
   // then the log is cut.
@@ -450,7 +477,10 @@ bool Session::create_kernel(const Msg &m)
     if (k != nullptr) {
       cl_uint n = 0;
       clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr);
-      kernels_.emplace(c.kernel_id, Kernel{k, std::vector<ArgCache>(n)});
+      std::vector<ArgCache> args(n);
+      for (cl_uint i = 0; i < n; ++i)
+        args[i].scalar = classify_arg(k, i).type == kArgNone;
+      kernels_.emplace(c.kernel_id, Kernel{k, std::move(args)});
     }
   }
   reply(m.hdr.id, err);

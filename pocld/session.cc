@@ -3,8 +3,10 @@
 
 #include "log.hh"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <sys/socket.h>
@@ -71,7 +73,7 @@ bool Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
   if (send_msg(c.fd.load(), type, id, body, body_len, payload, payload_len))
     return true;
   // A peer that is gone or stopped reading (SO_SNDTIMEO): end the session.
-  LOG_WARN(sid_, "send failed, closing the session");
+  LOG_WARN(sid_, "send failed (%s), closing the session", strerror(errno));
   broken_ = true;
   shutdown_sockets();
   return false;

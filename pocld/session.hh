@@ -55,6 +55,10 @@ struct Program {
 
 // Last value given to one kernel argument, to skip redundant clSetKernelArg.
 struct ArgCache {
+  // The argument takes plain bytes.  Only those get SCALAR values: bytes
+  // given to a buffer, image or sampler argument would be taken for an
+  // object handle by the native runtime.
+  bool scalar = false;
   uint32_t kind = UINT32_MAX; // POCL_REMOTE_ARG_*, UINT32_MAX: unknown
   uint64_t a = 0, b = 0;      // size / object serial / offset
   std::vector<uint8_t> bytes; // scalar value
