@@ -58,13 +58,28 @@ def make_nest(work, name, build):
     return d
 
 
+_nested = []  # process group of the running nested ctest, for the signal handler
+
+
+def _kill_nested(signum, _frame):
+    """Being stopped (outer ctest interrupted or timed out): take the nested ctest and
+    its tests down with us, so no test keeps running against a stopped pocld."""
+    for pgid in _nested:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    sys.exit(128 + signum)
+
+
 def run_ctest(argv, cwd, env, budget, logfile):
-    """Run a nested ctest in its own session; kill the whole group past the budget."""
+    """Run a nested ctest in its own process group; kill the group past the budget."""
     log("+ (cd %s && %s)" % (cwd, " ".join(argv)))
     start = time.monotonic()
     with open(logfile, "w") as out:
         p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out,
                              stderr=subprocess.STDOUT, start_new_session=True)
+        _nested.append(p.pid)
         try:
             rc = p.wait(timeout=budget)
         except subprocess.TimeoutExpired:
@@ -72,15 +87,31 @@ def run_ctest(argv, cwd, env, budget, logfile):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             rc = None
+        finally:
+            _nested.remove(p.pid)
     log("  finished in %.0fs (exit %s), log: %s" % (time.monotonic() - start, rc, logfile))
     return rc
 
 
-def read_junit(path):
+def read_log(path):
+    """Fallback when ctest was killed before writing its JUnit file: the per-test
+    result lines of its output ("12/155 Test  #27: name ....   Passed  0.1 sec")."""
+    results = {}
+    pat = re.compile(r"^\s*\d+/\d+ Test +#\d+: (\S+) \.+\s*(\*\*\*)?(\w+)")
+    for line in open(path, errors="replace"):
+        m = pat.match(line)
+        if m:
+            word = m.group(3)
+            results[m.group(1)] = ("passed" if word == "Passed" else
+                                   "skipped" if word == "Skipped" else "failed")
+    return results
+
+
+def read_junit(path, logfile):
     """{name: 'passed'|'failed'|'skipped'} from ctest's --output-junit file."""
     results = {}
     if not os.path.exists(path):
-        return results
+        return read_log(logfile) if os.path.exists(logfile) else results
     for tc in ET.parse(path).getroot().iter("testcase"):
         status = tc.get("status")
         if status == "run" and tc.find("failure") is None:
@@ -157,6 +188,8 @@ def main():
     ap.add_argument("--budget", type=int, default=1200, help="per nested run, seconds")
     args = ap.parse_args()
 
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _kill_nested)
     build = os.path.abspath(args.build)
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
@@ -164,6 +197,9 @@ def main():
     env["OCL_ICD_VENDORS"] = os.path.join(build, "ocl-vendors")
     env["POCL_BUILDING"] = "1"
 
+    for f in ("pthread.xml", "remote.xml", "pthread.log", "remote.log", "summary.txt"):
+        if os.path.exists(os.path.join(work, f)):
+            os.remove(os.path.join(work, f))
     pth = make_nest(work, "pthread", build)
     rem = make_nest(work, "remote", build)
 
@@ -198,8 +234,8 @@ def main():
 
     pocld_alive(args.state)
 
-    res_p = read_junit(os.path.join(work, "pthread.xml"))
-    res_r = read_junit(os.path.join(work, "remote.xml"))
+    res_p = read_junit(os.path.join(work, "pthread.xml"), os.path.join(work, "pthread.log"))
+    res_r = read_junit(os.path.join(work, "remote.xml"), os.path.join(work, "remote.log"))
     for name in upstream:  # a test missing from a report (killed run) did not pass
         res_p.setdefault(name, "not-run")
         res_r.setdefault(name, "not-run")
