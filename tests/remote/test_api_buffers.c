@@ -21,7 +21,10 @@
      outside them changes;
    - __local arguments (work-group reductions, two local sizes);
    - scalar arguments of several sizes and alignments: char, uchar, short,
-     int, long, float, float4, double (if supported), interleaved.  */
+     int, long, float, float4, double (if supported), interleaved.
+   Each check runs on its own (run_sub): a failed check, or one that hangs
+   past its watchdog, is reported with the step it was in and the next check
+   still runs; the verdict line counts them.  */
 
 #define TEST_NAME "api_buffers"
 #include "remote_test_util.c"

@@ -24,7 +24,10 @@
    - Profiling: CL_PROFILING_COMMAND_QUEUED <= SUBMIT <= START <= END, all
      nonzero, for a kernel, a write, a read and a copy; profiling info of a
      user event is CL_PROFILING_INFO_NOT_AVAILABLE.
-   - clGetEventInfo: command type, queue, context of remote events.  */
+   - clGetEventInfo: command type, queue, context of remote events.
+   Each check runs on its own (run_sub): a failed check, or one that hangs
+   past its watchdog, is reported with the step it was in and the next check
+   still runs; the verdict line counts them.  */
 
 #define TEST_NAME "api_events"
 #include "remote_test_util.c"

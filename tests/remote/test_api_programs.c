@@ -24,7 +24,10 @@
      fall off the edge) and through a sampler declared in the source; a
      kernel writing a write_only image then clEnqueueReadImage (with a row
      pitch); clEnqueueCopyImage, clEnqueueFillImage, clEnqueueCopyImageToBuffer
-     and clEnqueueCopyBufferToImage; every pixel compared with a host model.  */
+     and clEnqueueCopyBufferToImage; every pixel compared with a host model.
+   Each check runs on its own (run_sub): a failed check, or one that hangs
+   past its watchdog, is reported with the step it was in and the next check
+   still runs; the verdict line counts them.  */
 
 #define TEST_NAME "api_programs"
 #include "remote_test_util.c"
