@@ -212,10 +212,16 @@ void Session::complete(Pending *p, cl_int exec_status)
   uint64_t id = p->id;
   cl_event ev = p->ev;
   Staging *st = p->staging;
+  // A failed command's event stays referenced until the session ends: PoCL
+  // 3.1 leaves failed events in the notify lists of the events they waited
+  // for, and would touch them there once those complete.
+  const bool keep = c.status < 0;
   if (p->kind == Pending::Finish) {
     {
       std::lock_guard<std::mutex> lock(ev_mu_);
       finishing_.erase(std::find(finishing_.begin(), finishing_.end(), p));
+      if (keep)
+        failed_.push_back(ev);
     }
     delete p;
     // Like clFinish: failed commands have their own completions.
@@ -241,6 +247,8 @@ void Session::complete(Pending *p, cl_int exec_status)
       std::lock_guard<std::mutex> lock(ev_mu_);
       bridges.swap(p->bridges);
       spare_.push_back(events_.extract(id));
+      if (keep)
+        failed_.push_back(ev);
     }
     for (cl_event b : bridges) {
       clSetUserEventStatus(b, c.status);
@@ -249,7 +257,8 @@ void Session::complete(Pending *p, cl_int exec_status)
   }
   if (st != nullptr)
     st->unref();
-  clReleaseEvent(ev);
+  if (!keep)
+    clReleaseEvent(ev);
   // Last action: after this the session may be destroyed.
   if (inflight_.fetch_sub(1) == 1 && draining_.load()) {
     std::lock_guard<std::mutex> lock(ev_mu_);

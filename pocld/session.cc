@@ -288,6 +288,9 @@ void Session::teardown()
     drained_cv_.wait(lock, [&] { return inflight_.load() == 0; });
   }
   spare_.clear();
+  for (cl_event ev : failed_)
+    clReleaseEvent(ev);
+  failed_.clear();
   for (auto &k : kernels_)
     clReleaseKernel(k.second.k);
   for (auto &p : programs_)

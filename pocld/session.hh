@@ -225,6 +225,7 @@ private:
   EventTable events_;
   std::vector<EventTable::node_type> spare_; // recycled table nodes
   std::vector<Pending *> finishing_;         // FINISH markers in flight
+  std::vector<cl_event> failed_;             // see Session::complete
   std::atomic<uint64_t> inflight_{0};        // callbacks still to run
   std::atomic<bool> draining_{false};
 
