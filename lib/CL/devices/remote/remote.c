@@ -405,6 +405,10 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   d->build_hash = strdup (long_name);
   free (name);
 
+  /* the API reports bits, PoCL keeps bytes */
+  dev->mem_base_addr_align /= 8;
+  if (dev->mem_base_addr_align == 0)
+    dev->mem_base_addr_align = MAX_EXTENDED_ALIGNMENT;
   /* host function pointers mean nothing on the server */
   dev->execution_capabilities &= ~(cl_device_exec_capabilities)CL_EXEC_NATIVE_KERNEL;
   dev->version_as_int = parse_version (dev->version);

@@ -383,14 +383,6 @@ pocl_remote_setup_metadata (cl_device_id device, cl_program program,
 }
 
 static int
-pocl_remote_supports_binary (cl_device_id device, const size_t length,
-                             const char *binary)
-{
-  /* the server's runtime judges its own binaries */
-  return length > 0;
-}
-
-static int
 pocl_remote_new_kernel (cl_device_id device, cl_program program,
                         cl_kernel kernel, unsigned device_i)
 {
@@ -424,7 +416,6 @@ pocl_remote_init_program_ops (struct pocl_device_ops *ops)
   ops->link_program = pocl_remote_link_program;
   ops->free_program = pocl_remote_free_program;
   ops->setup_metadata = pocl_remote_setup_metadata;
-  ops->supports_binary = pocl_remote_supports_binary;
   ops->create_kernel = pocl_remote_new_kernel;
   ops->free_kernel = pocl_remote_free_kernel;
 }
