@@ -25,6 +25,7 @@ using SessionId = std::array<uint8_t, 16>;
 struct Staging {
   std::atomic<int> refs;
   uint64_t size;
+  uint64_t capacity; // bytes allocated after the header
   uint8_t *data() { return reinterpret_cast<uint8_t *>(this + 1); }
   static Staging *create(uint64_t size, int refs);
   void unref();
