@@ -136,8 +136,8 @@ cl_int Session::sub_buffer(Mem &mem, uint64_t offset, const Device &d,
   // Up to the parent's end: the client knows only parent + offset.
   cl_buffer_region r{offset, mem.size - offset};
   cl_int err = CL_SUCCESS;
-  cl_mem sub = clCreateSubBuffer(mem.buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &r,
-                                 &err);
+  cl_mem sub =
+      clCreateSubBuffer(mem.buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
   if (sub == nullptr)
     return err;
   mem.subs.emplace_back(offset, sub);
@@ -183,8 +183,8 @@ bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
         err = CL_INVALID_ARG_VALUE;
         return true;
       }
-      Mem *mm = a.kind == POCL_REMOTE_ARG_BUFFER ? find_buffer(a.a)
-                                                 : find_image(a.a);
+      Mem *mm =
+          a.kind == POCL_REMOTE_ARG_BUFFER ? find_buffer(a.a) : find_image(a.a);
       if (mm == nullptr) {
         err = CL_INVALID_MEM_OBJECT;
         return true;
@@ -264,9 +264,8 @@ bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
                       const uint8_t *waits)
 {
   if (c.num_args > POCL_REMOTE_MAX_ARGS || c.args_size != cur.left()) {
-    LOG_ERR(sid_, "NDRANGE: %u args in %llu bytes, %llu bytes left",
-            c.num_args, (unsigned long long)c.args_size,
-            (unsigned long long)cur.left());
+    LOG_ERR(sid_, "NDRANGE: %u args in %llu bytes, %llu bytes left", c.num_args,
+            (unsigned long long)c.args_size, (unsigned long long)cur.left());
     return false;
   }
   Queue *q = find_queue(c.cmd.queue_id);
@@ -294,10 +293,9 @@ bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
   cl_kernel k = kit->second.k;
   return run(m.hdr.id, c.cmd, waits, *q, nullptr, Pending::Kernel, nullptr,
              [&](cl_uint n, const cl_event *w, cl_event *ev) {
-               return clEnqueueNDRangeKernel(q->q, k, c.work_dim, offset.v,
-                                             global.v,
-                                             has_local ? local.v : nullptr,
-                                             n, w, ev);
+               return clEnqueueNDRangeKernel(
+                   q->q, k, c.work_dim, offset.v, global.v,
+                   has_local ? local.v : nullptr, n, w, ev);
              }) != Outcome::Protocol;
 }
 
@@ -342,7 +340,8 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
   const bool is_write = type == POCL_RMSG_WRITE ||
                         type == POCL_RMSG_WRITE_RECT ||
                         type == POCL_RMSG_WRITE_IMAGE;
-  const bool on_data = is_write && (c.cmd.flags & POCL_RCMD_DATA_ON_DATA_SOCKET);
+  const bool on_data =
+      is_write && (c.cmd.flags & POCL_RCMD_DATA_ON_DATA_SOCKET);
 
   // Structure first: what follows the wait list, and host data sizes that
   // the body alone determines (images need the pixel size, see below).
@@ -360,8 +359,8 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
     extra = 16;
   const uint8_t *data = cur.take(extra);
   if (data == nullptr || cur.left() != 0) {
-    LOG_ERR(sid_, "message type %u: payload of %llu bytes does not match",
-            type, (unsigned long long)m.hdr.payload_size);
+    LOG_ERR(sid_, "message type %u: payload of %llu bytes does not match", type,
+            (unsigned long long)m.hdr.payload_size);
     return false;
   }
   uint64_t expect = c.data_size;
@@ -412,23 +411,25 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
       return fail(CL_INVALID_MEM_OBJECT);
     if (type == POCL_RMSG_READ_IMAGE && !image_size_ok(*src))
       return false;
-    if (type == POCL_RMSG_READ && !in_bounds(*src, c.src_origin[0], c.region[0]))
+    if (type == POCL_RMSG_READ &&
+        !in_bounds(*src, c.src_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);
     Staging *st = Staging::create(c.data_size, 1);
     if (st == nullptr)
       return fail(CL_OUT_OF_HOST_MEMORY);
-    return go(st, Pending::Read, [&](cl_uint n, const cl_event *w, cl_event *ev) {
-      if (type == POCL_RMSG_READ)
-        return clEnqueueReadBuffer(cq, src->buf, CL_FALSE, so.v[0], rg.v[0],
-                                   st->data(), n, w, ev);
-      if (type == POCL_RMSG_READ_RECT)
-        return clEnqueueReadBufferRect(
-            cq, src->buf, CL_FALSE, so.v, zero, rg.v, c.src_row_pitch,
-            c.src_slice_pitch, rg.v[0], rg.v[0] * rg.v[1], st->data(), n, w,
-            ev);
-      return clEnqueueReadImage(cq, src->m, CL_FALSE, so.v, rg.v, 0, 0,
-                                st->data(), n, w, ev);
-    });
+    return go(st, Pending::Read,
+              [&](cl_uint n, const cl_event *w, cl_event *ev) {
+                if (type == POCL_RMSG_READ)
+                  return clEnqueueReadBuffer(cq, src->buf, CL_FALSE, so.v[0],
+                                             rg.v[0], st->data(), n, w, ev);
+                if (type == POCL_RMSG_READ_RECT)
+                  return clEnqueueReadBufferRect(
+                      cq, src->buf, CL_FALSE, so.v, zero, rg.v, c.src_row_pitch,
+                      c.src_slice_pitch, rg.v[0], rg.v[0] * rg.v[1], st->data(),
+                      n, w, ev);
+                return clEnqueueReadImage(cq, src->m, CL_FALSE, so.v, rg.v, 0,
+                                          0, st->data(), n, w, ev);
+              });
   }
   case POCL_RMSG_WRITE:
   case POCL_RMSG_WRITE_RECT:
@@ -465,15 +466,16 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
         (!in_bounds(*src, c.src_origin[0], c.region[0]) ||
          !in_bounds(*dst, c.dst_origin[0], c.region[0])))
       return fail(CL_INVALID_VALUE);
-    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
-      if (type == POCL_RMSG_COPY)
-        return clEnqueueCopyBuffer(cq, src->buf, dst->buf, so.v[0], dor.v[0],
-                                   rg.v[0], n, w, ev);
-      return clEnqueueCopyBufferRect(cq, src->buf, dst->buf, so.v, dor.v, rg.v,
-                                     c.src_row_pitch, c.src_slice_pitch,
-                                     c.dst_row_pitch, c.dst_slice_pitch, n, w,
-                                     ev);
-    });
+    return go(nullptr, Pending::Plain,
+              [&](cl_uint n, const cl_event *w, cl_event *ev) {
+                if (type == POCL_RMSG_COPY)
+                  return clEnqueueCopyBuffer(cq, src->buf, dst->buf, so.v[0],
+                                             dor.v[0], rg.v[0], n, w, ev);
+                return clEnqueueCopyBufferRect(
+                    cq, src->buf, dst->buf, so.v, dor.v, rg.v, c.src_row_pitch,
+                    c.src_slice_pitch, c.dst_row_pitch, c.dst_slice_pitch, n, w,
+                    ev);
+              });
   }
   case POCL_RMSG_FILL: {
     Mem *dst = find_buffer(c.dst_id);
@@ -482,18 +484,21 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
     if (!in_bounds(*dst, c.dst_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);
     // The pattern is copied by the enqueue call itself.
-    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
-      return clEnqueueFillBuffer(cq, dst->buf, data, c.data_size, dor.v[0],
-                                 rg.v[0], n, w, ev);
-    });
+    return go(nullptr, Pending::Plain,
+              [&](cl_uint n, const cl_event *w, cl_event *ev) {
+                return clEnqueueFillBuffer(cq, dst->buf, data, c.data_size,
+                                           dor.v[0], rg.v[0], n, w, ev);
+              });
   }
   case POCL_RMSG_FILL_IMAGE: {
     Mem *dst = find_image(c.dst_id);
     if (dst == nullptr)
       return fail(CL_INVALID_MEM_OBJECT);
-    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
-      return clEnqueueFillImage(cq, dst->m, data, dor.v, rg.v, n, w, ev);
-    });
+    return go(nullptr, Pending::Plain,
+              [&](cl_uint n, const cl_event *w, cl_event *ev) {
+                return clEnqueueFillImage(cq, dst->m, data, dor.v, rg.v, n, w,
+                                          ev);
+              });
   }
   case POCL_RMSG_COPY_IMAGE:
   case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
@@ -504,16 +509,17 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
                                                       : find_image(c.dst_id);
     if (src == nullptr || dst == nullptr)
       return fail(CL_INVALID_MEM_OBJECT);
-    return go(nullptr, Pending::Plain, [&](cl_uint n, const cl_event *w, cl_event *ev) {
-      if (type == POCL_RMSG_COPY_IMAGE)
-        return clEnqueueCopyImage(cq, src->m, dst->m, so.v, dor.v, rg.v, n, w,
-                                  ev);
-      if (type == POCL_RMSG_COPY_IMAGE_TO_BUFFER)
-        return clEnqueueCopyImageToBuffer(cq, src->m, dst->buf, so.v, rg.v,
-                                          dor.v[0], n, w, ev);
-      return clEnqueueCopyBufferToImage(cq, src->buf, dst->m, so.v[0], dor.v,
-                                        rg.v, n, w, ev);
-    });
+    return go(nullptr, Pending::Plain,
+              [&](cl_uint n, const cl_event *w, cl_event *ev) {
+                if (type == POCL_RMSG_COPY_IMAGE)
+                  return clEnqueueCopyImage(cq, src->m, dst->m, so.v, dor.v,
+                                            rg.v, n, w, ev);
+                if (type == POCL_RMSG_COPY_IMAGE_TO_BUFFER)
+                  return clEnqueueCopyImageToBuffer(cq, src->m, dst->buf, so.v,
+                                                    rg.v, dor.v[0], n, w, ev);
+                return clEnqueueCopyBufferToImage(cq, src->buf, dst->m, so.v[0],
+                                                  dor.v, rg.v, n, w, ev);
+              });
   }
   default:
     LOG_ERR(sid_, "unexpected message type %u", type);

@@ -195,13 +195,13 @@ void append_image_formats(std::vector<uint8_t> &out, cl_device_id dev)
   std::vector<cl_image_format> formats;
   for (cl_mem_object_type t : types) {
     cl_uint n = 0;
-    if (clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, t, 0, nullptr,
-                                   &n) != CL_SUCCESS ||
+    if (clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, t, 0, nullptr, &n) !=
+            CL_SUCCESS ||
         n == 0 || n > POCL_REMOTE_MAX_STRING / 8)
       continue;
     formats.resize(n);
-    if (clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, t, n,
-                                   formats.data(), nullptr) != CL_SUCCESS)
+    if (clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, t, n, formats.data(),
+                                   nullptr) != CL_SUCCESS)
       continue;
     pocl_remote_info_entry e{POCL_REMOTE_INFO_IMAGE_FORMATS(t), n * 8};
     append(out, &e, sizeof e);
@@ -256,8 +256,7 @@ bool failure_callbacks(cl_device_id dev, std::atomic<bool> &called)
 std::string device_string(cl_device_id dev, cl_device_info param)
 {
   size_t size = 0;
-  if (clGetDeviceInfo(dev, param, 0, nullptr, &size) != CL_SUCCESS ||
-      size == 0)
+  if (clGetDeviceInfo(dev, param, 0, nullptr, &size) != CL_SUCCESS || size == 0)
     return {};
   std::string s(size, '\0');
   if (clGetDeviceInfo(dev, param, size, &s[0], nullptr) != CL_SUCCESS)
@@ -339,8 +338,9 @@ Devices discover_devices()
     p.silent_failures =
         !failure_callbacks(p.devices[0], g_probe_called[d.platforms.size()]);
     if (p.silent_failures)
-      LOG_INFO("-", "platform %zu does not call back for failed commands, "
-                    "pocld looks for them itself",
+      LOG_INFO("-",
+               "platform %zu does not call back for failed commands, "
+               "pocld looks for them itself",
                d.platforms.size());
     for (cl_uint i = 0; i < nd; ++i) {
       Device dev;
@@ -352,8 +352,8 @@ Devices discover_devices()
                       &max_alloc, nullptr);
       dev.max_alloc = max_alloc;
       cl_uint align_bits = 8;
-      clGetDeviceInfo(dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
-                      sizeof align_bits, &align_bits, nullptr);
+      clGetDeviceInfo(dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                      &align_bits, nullptr);
       dev.base_align = align_bits >= 8 ? align_bits / 8 : 1;
       parse_version(device_string(dev.id, CL_DEVICE_VERSION), dev.cl_major,
                     dev.cl_minor);

@@ -21,12 +21,12 @@ struct Platform {
 
 struct Device {
   cl_device_id id;
-  uint32_t platform;        // index into Devices::platforms
+  uint32_t platform; // index into Devices::platforms
   uint32_t index_in_platform;
-  uint64_t max_alloc;       // CL_DEVICE_MAX_MEM_ALLOC_SIZE
-  uint64_t base_align;      // CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
-  int cl_major, cl_minor;   // from CL_DEVICE_VERSION
-  bool host_timer;          // clGetDeviceAndHostTimer is usable
+  uint64_t max_alloc;     // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  uint64_t base_align;    // CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
+  int cl_major, cl_minor; // from CL_DEVICE_VERSION
+  bool host_timer;        // clGetDeviceAndHostTimer is usable
   std::string name;
   // The DEVICE_INFO reply payload, built once: device info never changes.
   std::vector<uint8_t> info;

@@ -49,8 +49,9 @@ cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
 {
   Foreign &f = foreign_[id];
   if (f.known)
-    return f.status == CL_COMPLETE ? CL_SUCCESS
-                                   : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    return f.status == CL_COMPLETE
+               ? CL_SUCCESS
+               : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   for (auto &ue : f.ues)
     if (ue.first == platform) {
       clRetainEvent(ue.second);
@@ -68,8 +69,8 @@ cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
   return CL_SUCCESS;
 }
 
-Pending *Session::open_cmd(uint64_t id, const uint8_t *raw,
-                           uint32_t num_waits, const Queue &q, cl_int &err)
+Pending *Session::open_cmd(uint64_t id, const uint8_t *raw, uint32_t num_waits,
+                           const Queue &q, cl_int &err)
 {
   waits_.clear();
   // Foreign events first: their table is the reader's alone, no lock needed.
@@ -200,8 +201,8 @@ void Session::complete(Pending *p, cl_int exec_status)
   // Called at registration, PoCL passes CL_COMPLETE even for a command that
   // failed; ask the event itself.
   if (p == t_registering && exec_status == CL_COMPLETE) {
-    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                   sizeof exec_status, &exec_status, nullptr);
+    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec_status,
+                   &exec_status, nullptr);
     if (exec_status < 0)
       exec_status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   }
@@ -317,7 +318,8 @@ bool Session::notify(const Msg &m)
   }
   Foreign &f = foreign_[n.event_id];
   if (f.known) {
-    LOG_DEBUG(sid_, "NOTIFY_EVENT %llu repeated", (unsigned long long)n.event_id);
+    LOG_DEBUG(sid_, "NOTIFY_EVENT %llu repeated",
+              (unsigned long long)n.event_id);
     return true;
   }
   f.known = true;

@@ -102,8 +102,9 @@ int main(int argc, char **argv)
   pocld::Server server(devs);
   if (!server.listen(address, static_cast<uint16_t>(port)))
     return 1;
-  LOG_INFO("-", "listening on %s ports %ld (commands) and %ld (data), "
-                "%zu devices",
+  LOG_INFO("-",
+           "listening on %s ports %ld (commands) and %ld (data), "
+           "%zu devices",
            address.c_str(), port, port + POCL_REMOTE_DATA_PORT_OFFSET,
            devs.devices.size());
   server.run(&g_stop, &waitmask);

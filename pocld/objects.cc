@@ -14,10 +14,7 @@ constexpr cl_mem_flags kAccessFlags =
     CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY |
     CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 
-template <class T> T body(const Msg &m)
-{
-  return load<T>(m.body);
-}
+template <class T> T body(const Msg &m) { return load<T>(m.body); }
 
 } // namespace
 
@@ -30,15 +27,14 @@ Queue *Session::find_queue(uint64_t id)
 Mem *Session::find_buffer(uint64_t id)
 {
   auto it = mems_.find(id);
-  return it == mems_.end() || it->second.buf == nullptr ? nullptr
-                                                      : &it->second;
+  return it == mems_.end() || it->second.buf == nullptr ? nullptr : &it->second;
 }
 
 Mem *Session::find_image(uint64_t id)
 {
   auto it = mems_.find(id);
   return it == mems_.end() || it->second.pixel_size == 0 ? nullptr
-                                                        : &it->second;
+                                                         : &it->second;
 }
 
 cl_context Session::context(uint32_t platform, cl_int &err)
@@ -85,8 +81,9 @@ int64_t Session::timer_offset(const Device &d, cl_command_queue q)
       return int64_t(before / 2 + after / 2 - dev_ts);
   }
   // Last resort: assume the device timer counts CLOCK_MONOTONIC.
-  LOG_WARN(sid_, "cannot calibrate the timer of device %s (%d), assuming "
-                 "CLOCK_MONOTONIC",
+  LOG_WARN(sid_,
+           "cannot calibrate the timer of device %s (%d), assuming "
+           "CLOCK_MONOTONIC",
            d.name.c_str(), err);
   return int64_t(realtime_ns() - monotonic_ns());
 }
@@ -127,8 +124,9 @@ bool Session::create_queue(const Msg &m)
     q = clCreateCommandQueue(ctx, d.id, c.properties, &err);
   if (q == nullptr && ctx != nullptr && (c.properties & ooo)) {
     // Commands carry explicit wait lists, so in-order is merely slower.
-    LOG_INFO(sid_, "device %u rejects out-of-order queues (%d), using "
-                   "in-order",
+    LOG_INFO(sid_,
+             "device %u rejects out-of-order queues (%d), using "
+             "in-order",
              c.device, err);
     q = clCreateCommandQueue(ctx, d.id, c.properties & ~ooo, &err);
   }
@@ -136,9 +134,8 @@ bool Session::create_queue(const Msg &m)
     reply(m.hdr.id, err);
     return true;
   }
-  int64_t offset = (c.properties & CL_QUEUE_PROFILING_ENABLE)
-                       ? timer_offset(d, q)
-                       : 0;
+  int64_t offset =
+      (c.properties & CL_QUEUE_PROFILING_ENABLE) ? timer_offset(d, q) : 0;
   queues_.emplace(c.queue_id, Queue{q, c.device, d.platform, offset, false});
   LOG_DEBUG(sid_, "queue %llu on device %u", (unsigned long long)c.queue_id,
             c.device);
@@ -214,8 +211,12 @@ bool Session::create_image(const Msg &m)
       err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
     } else if (backing != nullptr) {
       clRetainMemObject(backing->buf);
-      mems_.emplace(c.mem_id, Mem{mem, backing->buf, uint32_t(pixel),
-                                  backing->size, next_serial_++, {}});
+      mems_.emplace(c.mem_id, Mem{mem,
+                                  backing->buf,
+                                  uint32_t(pixel),
+                                  backing->size,
+                                  next_serial_++,
+                                  {}});
     } else
       mems_.emplace(c.mem_id,
                     Mem{mem, nullptr, uint32_t(pixel), 0, next_serial_++, {}});
@@ -258,9 +259,8 @@ bool Session::finish(const Msg &m)
   }
   cl_event ev = nullptr;
   cl_int err = clEnqueueMarkerWithWaitList(q->q, 0, nullptr, &ev);
-  Pending *p = new Pending{this, m.hdr.id,    nullptr, nullptr,
-                           0,    q->platform, 0,       Pending::Finish,
-                           {}};
+  Pending *p = new Pending{this,        m.hdr.id, nullptr,         nullptr, 0,
+                           q->platform, 0,        Pending::Finish, {}};
   launch(p, err, ev, *q);
   return true;
 }

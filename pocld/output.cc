@@ -36,8 +36,9 @@ void read_pipe()
     if (n > 0) {
       size_t keep = std::min<size_t>(n, kMaxHeld - g_held.size());
       if (keep < size_t(n))
-        LOG_WARN("-", "kernel output: %zu bytes dropped, nobody to send "
-                      "them to",
+        LOG_WARN("-",
+                 "kernel output: %zu bytes dropped, nobody to send "
+                 "them to",
                  size_t(n) - keep);
       g_held.append(buf, keep);
     }

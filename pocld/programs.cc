@@ -85,8 +85,8 @@ ArgInfo classify_arg(cl_kernel k, cl_uint i)
     }
     return a;
   }
-  clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof a.acc,
-                     &a.acc, nullptr);
+  clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof a.acc, &a.acc,
+                     nullptr);
   clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof a.tq, &a.tq,
                      nullptr);
   a.type_name = get_string([&](size_t n, void *v, size_t *r) {
@@ -149,8 +149,8 @@ void kernel_meta(std::vector<uint8_t> &out, cl_kernel k, cl_device_id dev)
   km.attributes_len = static_cast<uint32_t>(attrs.size());
   km.num_args = num_args;
   size_t wg[3] = {0, 0, 0};
-  clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
-                           sizeof wg, wg, nullptr);
+  clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof wg,
+                           wg, nullptr);
   // No query exists for the hint; the attributes string carries it.
   unsigned long long hint[3] = {0, 0, 0};
   size_t at = attrs.find("work_group_size_hint");
@@ -167,8 +167,7 @@ void kernel_meta(std::vector<uint8_t> &out, cl_kernel k, cl_device_id dev)
                            &local_mem, nullptr);
   clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_wg,
                            &max_wg, nullptr);
-  clGetKernelWorkGroupInfo(k, dev,
-                           CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+  clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
                            sizeof multiple, &multiple, nullptr);
   clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_PRIVATE_MEM_SIZE,
                            sizeof private_mem, &private_mem, nullptr);
@@ -196,8 +195,9 @@ std::vector<uint8_t> program_binary(cl_program p, cl_device_id dev)
   std::vector<cl_device_id> devs(sizes.size());
   if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, ret, sizes.data(),
                        nullptr) != CL_SUCCESS ||
-      clGetProgramInfo(p, CL_PROGRAM_DEVICES, devs.size() * sizeof(cl_device_id),
-                       devs.data(), nullptr) != CL_SUCCESS)
+      clGetProgramInfo(p, CL_PROGRAM_DEVICES,
+                       devs.size() * sizeof(cl_device_id), devs.data(),
+                       nullptr) != CL_SUCCESS)
     return {};
   size_t idx = std::find(devs.begin(), devs.end(), dev) - devs.begin();
   if (idx == devs.size())
@@ -251,11 +251,12 @@ std::string native_options(const uint8_t *opts, size_t len, bool arg_info)
 // Creates and builds/compiles/links the program natively.  Returns the
 // program (possibly with a failed build, for its log) or nullptr; err: the
 // build's return code.
-cl_program make_program(cl_context ctx, cl_device_id dev, uint32_t kind,
-                        const std::string &options, const uint8_t *body,
-                        size_t body_len, const std::vector<std::string> &names,
-                        const std::vector<std::pair<const char *, size_t>> &hdrs,
-                        const std::vector<cl_program> &inputs, cl_int &err)
+cl_program
+make_program(cl_context ctx, cl_device_id dev, uint32_t kind,
+             const std::string &options, const uint8_t *body, size_t body_len,
+             const std::vector<std::string> &names,
+             const std::vector<std::pair<const char *, size_t>> &hdrs,
+             const std::vector<cl_program> &inputs, cl_int &err)
 {
   cl_program prog = nullptr;
   const char *text = reinterpret_cast<const char *>(body);
@@ -311,7 +312,8 @@ bool Session::build_program(const Msg &m)
   Cursor cur(m.payload, m.hdr.payload_size);
   const uint8_t *opts = cur.take(c.options_len);
   const uint8_t *src = cur.take(c.body_len);
-  if (opts == nullptr || src == nullptr || c.options_len > POCL_REMOTE_MAX_STRING) {
+  if (opts == nullptr || src == nullptr ||
+      c.options_len > POCL_REMOTE_MAX_STRING) {
     LOG_ERR(sid_, "BUILD_PROGRAM: options %u + body %llu exceed the payload",
             c.options_len, (unsigned long long)c.body_len);
     return false;
@@ -333,8 +335,7 @@ bool Session::build_program(const Msg &m)
       if (ok) {
         header_names.emplace_back(reinterpret_cast<const char *>(name),
                                   name_len);
-        header_srcs.emplace_back(reinterpret_cast<const char *>(hsrc),
-                                 src_len);
+        header_srcs.emplace_back(reinterpret_cast<const char *>(hsrc), src_len);
       }
     }
   } else if (c.kind == POCL_REMOTE_BUILD_LINK) {
@@ -369,11 +370,10 @@ bool Session::build_program(const Msg &m)
     cl_build_status bs = CL_BUILD_ERROR;
     if (it == programs_.end())
       err = CL_INVALID_PROGRAM;
-    else if (d != nullptr &&
-             (clGetProgramBuildInfo(it->second.p, d->id,
-                                    CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs,
-                                    nullptr) != CL_SUCCESS ||
-              bs != CL_BUILD_SUCCESS))
+    else if (d != nullptr && (clGetProgramBuildInfo(
+                                  it->second.p, d->id, CL_PROGRAM_BUILD_STATUS,
+                                  sizeof bs, &bs, nullptr) != CL_SUCCESS ||
+                              bs != CL_BUILD_SUCCESS))
       // Nothing to link; PoCL 3.1 would leak the failed input and abort
       // when the session's context is released.
       err = CL_LINK_PROGRAM_FAILURE;
@@ -437,8 +437,9 @@ bool Session::build_program(const Msg &m)
              binary.size());
     binary.clear();
     if (fixed + log.size() > POCL_REMOTE_MAX_PAYLOAD)
-      log.resize(fixed < POCL_REMOTE_MAX_PAYLOAD ? POCL_REMOTE_MAX_PAYLOAD - fixed
-                                                : 0);
+      log.resize(fixed < POCL_REMOTE_MAX_PAYLOAD
+                     ? POCL_REMOTE_MAX_PAYLOAD - fixed
+                     : 0);
   }
   br.log_len = log.size();
   br.binary_len = binary.size();

@@ -68,8 +68,7 @@ int listen_on(const std::string &address, uint16_t port)
   }
   int fd = -1, err = 0;
   for (addrinfo *ai = res; ai != nullptr && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-                ai->ai_protocol);
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) {
       err = errno;
       continue;
@@ -193,8 +192,8 @@ void Server::serve(int fd, bool data_port)
     pocl_remote_hdr hdr;
     pocl_remote_hello hello;
   } msg;
-  static_assert(sizeof msg == sizeof(pocl_remote_hdr) +
-                                  sizeof(pocl_remote_hello),
+  static_assert(sizeof msg ==
+                    sizeof(pocl_remote_hdr) + sizeof(pocl_remote_hello),
                 "packed handshake");
   if (!recv_deadline(fd, &msg, sizeof msg, kHandshakeTimeoutMs))
     return refuse(fd, peer.s, "no handshake");
@@ -207,8 +206,8 @@ void Server::serve(int fd, bool data_port)
   const char *bad = nullptr;
   if (h.version != POCL_REMOTE_PROTOCOL_VERSION)
     bad = "protocol version mismatch";
-  else if (h.role != (data_port ? POCL_REMOTE_ROLE_DATA
-                                 : POCL_REMOTE_ROLE_COMMAND))
+  else if (h.role !=
+           (data_port ? POCL_REMOTE_ROLE_DATA : POCL_REMOTE_ROLE_COMMAND))
     bad = "wrong role for this port";
   else if (!data_port && memcmp(h.session_id, zero, sizeof zero) != 0)
     bad = "command socket with a session id";

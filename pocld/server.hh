@@ -4,8 +4,8 @@
 #include "devices.hh"
 #include "session.hh"
 
-#include <csignal>
 #include <condition_variable>
+#include <csignal>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,7 +39,7 @@ private:
 
   std::mutex mu_;
   std::condition_variable threads_cv_;
-  unsigned threads_ = 0;  // connection threads alive
+  unsigned threads_ = 0; // connection threads alive
   bool stopping_ = false;
   std::set<int> handshaking_; // accepted, not yet owned by a session
   std::map<SessionId, std::shared_ptr<Session>> sessions_;

@@ -126,8 +126,7 @@ void Session::reply(uint64_t id, cl_int status, const void *payload,
   if (status != CL_SUCCESS)
     LOG_DEBUG(sid_, "request %llu failed: %d", (unsigned long long)id, status);
   pocl_remote_reply r{status, 0};
-  send(Sock::Command, POCL_RMSG_REPLY, id, &r, sizeof r, payload,
-       payload_len);
+  send(Sock::Command, POCL_RMSG_REPLY, id, &r, sizeof r, payload, payload_len);
 }
 
 void Session::complete_now(uint64_t id, cl_int status)
@@ -162,8 +161,9 @@ void Session::run_commands()
       if (st != MsgReader::Status::Ok)
         break;
       if (!dispatch(m)) {
-        LOG_ERR(sid_, "protocol violation in message type %u id %llu, "
-                      "closing the session",
+        LOG_ERR(sid_,
+                "protocol violation in message type %u id %llu, "
+                "closing the session",
                 m.hdr.type, (unsigned long long)m.hdr.id);
         break;
       }
@@ -345,8 +345,9 @@ void Session::teardown()
   for (cl_context c : contexts_)
     if (c != nullptr)
       clReleaseContext(c);
-  LOG_DEBUG(sid_, "released %zu queues, %zu mems, %zu programs, %zu kernels, "
-                  "%zu samplers",
+  LOG_DEBUG(sid_,
+            "released %zu queues, %zu mems, %zu programs, %zu kernels, "
+            "%zu samplers",
             queues_.size(), mems_.size(), programs_.size(), kernels_.size(),
             samplers_.size());
   kernels_.clear();

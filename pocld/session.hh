@@ -81,12 +81,12 @@ class Session;
 // Commands live in Session::events_, keyed by event id, until then.
 struct Pending {
   Session *session;
-  uint64_t id;      // event id; request id for FINISH
+  uint64_t id; // event id; request id for FINISH
   cl_event ev;
   Staging *staging; // freed after completion
   int64_t ts_offset;
   uint32_t platform;
-  uint32_t flags;   // POCL_RCMD_*
+  uint32_t flags; // POCL_RCMD_*
   enum Kind : uint8_t {
     Plain,
     Read,   // the completion carries the staging bytes

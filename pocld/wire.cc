@@ -16,8 +16,8 @@ namespace pocld {
 namespace {
 constexpr uint64_t kHdr = sizeof(pocl_remote_hdr);
 constexpr uint64_t kInitialBuffer = 256u << 10;
-constexpr uint64_t kWaits = uint64_t{POCL_REMOTE_MAX_WAITS} *
-                            sizeof(pocl_remote_wait);
+constexpr uint64_t kWaits =
+    uint64_t{POCL_REMOTE_MAX_WAITS} * sizeof(pocl_remote_wait);
 } // namespace
 
 int64_t max_command_payload(uint32_t type)
@@ -64,8 +64,7 @@ int64_t max_command_payload(uint32_t type)
 }
 
 MsgReader::MsgReader(int fd, const char *sid)
-    : fd_(fd), sid_(sid),
-      buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
+    : fd_(fd), sid_(sid), buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
       cap_(buf_ ? kInitialBuffer : 0)
 {
 }
