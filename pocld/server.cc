@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <netdb.h>
@@ -26,6 +27,9 @@ constexpr int kHandshakeTimeoutMs = 10000;
 // Connections still in their handshake; more are closed at once, so that
 // connecting without speaking cannot pile up threads.
 constexpr size_t kMaxHandshakes = 128;
+// On stop, how long sessions get to end.  One whose kernel never returns
+// (CPU kernels cannot be interrupted) would otherwise keep pocld alive.
+constexpr auto kStopGrace = std::chrono::seconds(10);
 // A peer that accepts no bytes for this long is considered gone; this
 // bounds how long a completion callback can block on a stuck client.
 constexpr int kSendTimeoutS = 60;
@@ -109,7 +113,7 @@ bool Server::listen(const std::string &address, uint16_t port)
   return true;
 }
 
-void Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
+bool Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
 {
   pollfd fds[2] = {{listen_fd_[0], POLLIN, 0}, {listen_fd_[1], POLLIN, 0}};
   while (!*stop) {
@@ -142,7 +146,13 @@ void Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
     s.second->shutdown_sockets();
   for (int fd : handshaking_)
     shutdown(fd, SHUT_RDWR);
-  threads_cv_.wait(lock, [&] { return threads_ == 0; });
+  if (threads_cv_.wait_for(lock, kStopGrace, [&] { return threads_ == 0; }))
+    return true;
+  LOG_WARN("-",
+           "%u connections did not end within %lld s (a kernel still "
+           "running?), exiting without them",
+           threads_, (long long)kStopGrace.count());
+  return false;
 }
 
 void Server::spawn(int fd, bool data_port)

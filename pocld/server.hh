@@ -24,8 +24,9 @@ public:
   bool listen(const std::string &address, uint16_t port);
   // Accepts connections until *stop is set by a signal handler; signals are
   // delivered only while waiting, with `waitmask` as the signal mask.  Then
-  // ends every session and waits for all connection threads.
-  void run(const volatile sig_atomic_t *stop, const sigset_t *waitmask);
+  // ends every session and waits for all connection threads; false if some
+  // did not finish in time.
+  bool run(const volatile sig_atomic_t *stop, const sigset_t *waitmask);
 
 private:
   void spawn(int fd, bool data_port);
