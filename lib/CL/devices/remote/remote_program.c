@@ -229,28 +229,31 @@ store_binary_in_cache (cl_program program, cl_uint device_i)
     pocl_rename (tmp_path, bc_path);
 }
 
+/* prefix: options PoCL consumed that the server's compiler needs back */
 static cl_int
 build (cl_program program, cl_uint device_i, uint32_t kind,
-       const struct iovec *body_iov, int body_count, uint32_t count,
-       uint64_t body_len)
+       const char *prefix, const struct iovec *body_iov, int body_count,
+       uint32_t count, uint64_t body_len)
 {
   cl_device_id dev = program->devices[device_i];
   remote_device_data *d = (remote_device_data *)dev->data;
   pocl_remote_build_program bp;
   const char *opts = program->compiler_options ? program->compiler_options
                                                : "";
-  struct iovec iov[4];
+  struct iovec iov[5];
   int i, n = 0;
 
   memset (&bp, 0, sizeof (bp));
   bp.prog_id = wire_id (program->id, dev);
   bp.device = d->server_device;
   bp.kind = kind;
-  bp.options_len = (uint32_t)strlen (opts);
+  bp.options_len = (uint32_t)(strlen (prefix) + strlen (opts));
   bp.count = count;
   bp.body_len = body_len;
+  iov[n].iov_base = (void *)prefix;
+  iov[n++].iov_len = strlen (prefix);
   iov[n].iov_base = (void *)opts;
-  iov[n++].iov_len = bp.options_len;
+  iov[n++].iov_len = strlen (opts);
   for (i = 0; i < body_count; ++i)
     iov[n++] = body_iov[i];
 
@@ -280,7 +283,7 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
   iov[0].iov_base = program->source;
   iov[0].iov_len = strlen (program->source);
   if (link_program)
-    return build (program, device_i, POCL_REMOTE_BUILD_SOURCE, iov, 1, 0,
+    return build (program, device_i, POCL_REMOTE_BUILD_SOURCE, "", iov, 1, 0,
                   iov[0].iov_len);
 
   /* clCompileProgram: headers travel as (name_len, src_len, name, src) */
@@ -303,7 +306,7 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
     }
   iov[1].iov_base = headers;
   iov[1].iov_len = total;
-  int err = build (program, device_i, POCL_REMOTE_BUILD_COMPILE, iov, 2,
+  int err = build (program, device_i, POCL_REMOTE_BUILD_COMPILE, "", iov, 2,
                    num_input_headers, iov[0].iov_len);
   free (headers);
   return err;
@@ -318,7 +321,8 @@ pocl_remote_build_binary (cl_program program, cl_uint device_i,
                         "remote: no server binary for this device\n");
   struct iovec iov = { program->binaries[device_i],
                        program->binary_sizes[device_i] };
-  return build (program, device_i, POCL_REMOTE_BUILD_BINARY, &iov, 1, 0,
+  return build (program, device_i, POCL_REMOTE_BUILD_BINARY,
+                spir_build ? "-x spir -spir-std=1.2 " : "", &iov, 1, 0,
                 iov.iov_len);
 }
 
@@ -335,7 +339,7 @@ pocl_remote_link_program (cl_program program, cl_uint device_i,
   for (i = 0; i < num_input_programs; ++i)
     ids[i] = wire_id (input_programs[i]->id, dev);
   struct iovec iov = { ids, num_input_programs * sizeof (uint64_t) };
-  int err = build (program, device_i, POCL_REMOTE_BUILD_LINK, &iov, 1,
+  int err = build (program, device_i, POCL_REMOTE_BUILD_LINK, "", &iov, 1,
                    num_input_programs, 0);
   free (ids);
   return err;
@@ -357,6 +361,26 @@ pocl_remote_free_program (cl_device_id device, cl_program program,
   pocl_remote_send (d->server, 0, POCL_RMSG_FREE_PROGRAM, 0, &r, sizeof (r),
                     NULL, 0);
   return CL_SUCCESS;
+}
+
+/* Raw binaries PoCL accepts for a remote device: SPIR and SPIR-V, when the
+   server's device takes them.  Binaries the server produced come back as
+   PoCL binaries, which PoCL recognises itself.  */
+static int
+pocl_remote_supports_binary (cl_device_id device, const size_t length,
+                             const char *binary)
+{
+  const unsigned char *b = (const unsigned char *)binary;
+  const char *ext = device->extensions ? device->extensions : "";
+  if (length < 4)
+    return 0;
+  /* LLVM bitcode, plain or in its wrapper */
+  if ((b[0] == 'B' && b[1] == 'C' && b[2] == 0xC0 && b[3] == 0xDE)
+      || (b[0] == 0xDE && b[1] == 0xC0 && b[2] == 0x17 && b[3] == 0x0B))
+    return strstr (ext, "cl_khr_spir") != NULL;
+  if (b[0] == 0x03 && b[1] == 0x02 && b[2] == 0x23 && b[3] == 0x07)
+    return strstr (ext, "cl_khr_il_program") != NULL;
+  return 0;
 }
 
 /* Hands the metadata of the build reply to PoCL, which owns it from then
@@ -416,6 +440,7 @@ pocl_remote_init_program_ops (struct pocl_device_ops *ops)
   ops->link_program = pocl_remote_link_program;
   ops->free_program = pocl_remote_free_program;
   ops->setup_metadata = pocl_remote_setup_metadata;
+  ops->supports_binary = pocl_remote_supports_binary;
   ops->create_kernel = pocl_remote_new_kernel;
   ops->free_kernel = pocl_remote_free_kernel;
 }
