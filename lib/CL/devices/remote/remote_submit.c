@@ -337,6 +337,8 @@ send_command (remote_server *s, _cl_command_node *node, remote_event *re,
       }
 
     case CL_COMMAND_MARKER:
+    /* the end of a command buffer replayed command by command */
+    case CL_COMMAND_COMMAND_BUFFER_KHR:
       return send_marker (s, re, c, waits, 0);
     case CL_COMMAND_BARRIER:
       return send_marker (s, re, c, waits, 1);
