@@ -55,15 +55,51 @@ read_full (int fd, void *buf, size_t n)
   return 0;
 }
 
+/* A reader thread's receive buffer: one recv() usually brings in a whole
+   message, or several.  Large payloads bypass it and land in place.  */
+#define RBUF_SIZE (64 << 10)
+typedef struct rbuf
+{
+  int fd;
+  size_t start, end;
+  char data[RBUF_SIZE];
+} rbuf;
+
+static int
+rb_read (rbuf *rb, void *dst, uint64_t n)
+{
+  char *d = (char *)dst;
+  for (;;)
+    {
+      size_t have = rb->end - rb->start;
+      size_t take = n < have ? (size_t)n : have;
+      memcpy (d, rb->data + rb->start, take);
+      rb->start += take;
+      d += take;
+      n -= take;
+      if (n == 0)
+        return 0;
+      if (n >= RBUF_SIZE / 2)
+        return read_full (rb->fd, d, n);
+      ssize_t r = recv (rb->fd, rb->data, RBUF_SIZE, 0);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return -1;
+      rb->start = 0;
+      rb->end = (size_t)r;
+    }
+}
+
 /* Reads and drops n bytes: a payload nobody wants.  */
 static int
-skip_bytes (int fd, uint64_t n)
+rb_skip (rbuf *rb, uint64_t n)
 {
   char buf[4096];
   while (n > 0)
     {
       size_t chunk = n < sizeof (buf) ? (size_t)n : sizeof (buf);
-      if (read_full (fd, buf, chunk))
+      if (rb_read (rb, buf, chunk))
         return -1;
       n -= chunk;
     }
@@ -255,10 +291,10 @@ pocl_remote_server_to_client_time (remote_server *s, uint64_t ts)
 }
 
 static int
-handle_reply (remote_server *s, int fd, const pocl_remote_hdr *h)
+handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
   pocl_remote_reply r;
-  if (read_full (fd, &r, sizeof (r)))
+  if (rb_read (rb, &r, sizeof (r)))
     return -1;
   if (h->payload_size > POCL_REMOTE_MAX_PAYLOAD)
     {
@@ -286,13 +322,13 @@ handle_reply (remote_server *s, int fd, const pocl_remote_hdr *h)
   if (h->payload_size > 0 && !req->detached)
     {
       payload = malloc (h->payload_size);
-      if (payload == NULL || read_full (fd, payload, h->payload_size))
+      if (payload == NULL || rb_read (rb, payload, h->payload_size))
         {
           free (payload);
           return -1;
         }
     }
-  else if (skip_bytes (fd, h->payload_size))
+  else if (rb_skip (rb, h->payload_size))
     return -1;
 
   if (req->detached)
@@ -325,10 +361,10 @@ unpack_rect (char *dst, const char *src, const remote_event *re)
 }
 
 static int
-handle_completion (remote_server *s, int fd, const pocl_remote_hdr *h)
+handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
   pocl_remote_completion c;
-  if (read_full (fd, &c, sizeof (c)))
+  if (rb_read (rb, &c, sizeof (c)))
     return -1;
   remote_event *re = pocl_remote_event_take (s, h->id);
   if (re == NULL)
@@ -353,7 +389,7 @@ handle_completion (remote_server *s, int fd, const pocl_remote_hdr *h)
       if (re->unpack)
         {
           char *tmp = malloc (h->payload_size);
-          if (tmp == NULL || read_full (fd, tmp, h->payload_size))
+          if (tmp == NULL || rb_read (rb, tmp, h->payload_size))
             {
               free (tmp);
               pocl_remote_event_insert (s, re);
@@ -362,7 +398,7 @@ handle_completion (remote_server *s, int fd, const pocl_remote_hdr *h)
           unpack_rect (re->dst, tmp, re);
           free (tmp);
         }
-      else if (read_full (fd, re->dst, h->payload_size))
+      else if (rb_read (rb, re->dst, h->payload_size))
         {
           pocl_remote_event_insert (s, re);
           return -1;
@@ -378,14 +414,14 @@ handle_completion (remote_server *s, int fd, const pocl_remote_hdr *h)
 /* Kernel printf output from the server goes where a local CPU device's
    would: straight to our standard output.  */
 static int
-handle_output (int fd, const pocl_remote_hdr *h)
+handle_output (rbuf *rb, const pocl_remote_hdr *h)
 {
   char buf[4096];
   uint64_t left = h->payload_size;
   while (left > 0)
     {
       size_t chunk = left < sizeof (buf) ? (size_t)left : sizeof (buf);
-      if (read_full (fd, buf, chunk))
+      if (rb_read (rb, buf, chunk))
         return -1;
       size_t off = 0;
       while (off < chunk)
@@ -412,13 +448,20 @@ reader_thread (void *p)
   reader_arg *arg = (reader_arg *)p;
   remote_server *s = arg->server;
   int data_socket = arg->data_socket;
-  int fd = data_socket ? s->data_fd : s->cmd_fd;
   free (arg);
+  rbuf *rb = malloc (sizeof (rbuf));
+  if (rb == NULL)
+    {
+      pocl_remote_server_lost (s);
+      return NULL;
+    }
+  rb->fd = data_socket ? s->data_fd : s->cmd_fd;
+  rb->start = rb->end = 0;
 
   for (;;)
     {
       pocl_remote_hdr h;
-      if (read_full (fd, &h, sizeof (h)))
+      if (rb_read (rb, &h, sizeof (h)))
         break;
       if (pocl_remote_body_size (h.type) != (int64_t)h.body_size)
         {
@@ -428,11 +471,11 @@ reader_thread (void *p)
         }
       int r;
       if (h.type == POCL_RMSG_REPLY && !data_socket)
-        r = handle_reply (s, fd, &h);
+        r = handle_reply (s, rb, &h);
       else if (h.type == POCL_RMSG_COMPLETION)
-        r = handle_completion (s, fd, &h);
+        r = handle_completion (s, rb, &h);
       else if (h.type == POCL_RMSG_OUTPUT)
-        r = handle_output (fd, &h);
+        r = handle_output (rb, &h);
       else
         {
           POCL_MSG_ERR ("remote: unexpected message type %u\n", h.type);
@@ -443,6 +486,7 @@ reader_thread (void *p)
       pocl_remote_complete_deferred (s);
     }
 
+  free (rb);
   pocl_remote_server_lost (s);
   return NULL;
 }
