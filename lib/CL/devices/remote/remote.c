@@ -7,8 +7,8 @@
 #include "common.h"
 #include "common_driver.h"
 #include "devices.h"
-#include "pocl_remote.h"
 #include "pocl_image_util.h"
+#include "pocl_remote.h"
 #include "pocl_util.h"
 #include "remote.h"
 
@@ -100,8 +100,7 @@ static const info_field info_fields[] = {
   F (CL_DEVICE_LOCAL_MEM_SIZE, local_mem_size, K_U64),
   F (CL_DEVICE_ERROR_CORRECTION_SUPPORT, error_correction_support, K_U32),
   F (CL_DEVICE_HOST_UNIFIED_MEMORY, host_unified_memory, K_U32),
-  F (CL_DEVICE_PROFILING_TIMER_RESOLUTION, profiling_timer_resolution,
-     K_SIZE),
+  F (CL_DEVICE_PROFILING_TIMER_RESOLUTION, profiling_timer_resolution, K_SIZE),
   F (CL_DEVICE_ENDIAN_LITTLE, endian_little, K_U32),
   F (CL_DEVICE_COMPILER_AVAILABLE, compiler_available, K_U32),
   F (CL_DEVICE_LINKER_AVAILABLE, linker_available, K_U32),
@@ -119,8 +118,8 @@ static const info_field info_fields[] = {
   F (CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
      sub_group_independent_forward_progress, K_U32),
   F (CL_DEVICE_NUMERIC_VERSION, version_as_cl, K_U32),
-  F (CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED,
-     version_of_latest_passed_cts, K_STR),
+  F (CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED, version_of_latest_passed_cts,
+     K_STR),
   F (CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, atomic_memory_capabilities, K_U64),
   F (CL_DEVICE_ATOMIC_FENCE_CAPABILITIES, atomic_fence_capabilities, K_U64),
   F (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, non_uniform_work_group_support,
@@ -230,8 +229,7 @@ store_image_formats (cl_device_id dev, uint32_t type, const char *v,
 
 /* Applies a DEVICE_INFO reply: entries of (param, size, value).  */
 static void
-apply_device_info (cl_device_id dev, const char *p, uint64_t len,
-                   char **name)
+apply_device_info (cl_device_id dev, const char *p, uint64_t len, char **name)
 {
   uint64_t pos = 0;
   size_t i;
@@ -303,7 +301,8 @@ parse_parameters (const char *params, char *host, size_t host_size,
     {
       const char *c = memchr (hp, ':', hostport_len);
       /* a bare IPv6 address has several colons and no port */
-      if (c && memchr (c + 1, ':', hostport_len - (size_t)(c + 1 - hp)) == NULL)
+      if (c
+          && memchr (c + 1, ':', hostport_len - (size_t)(c + 1 - hp)) == NULL)
         {
           colon = c;
           hlen = (size_t)(c - hp);
@@ -378,8 +377,8 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
     return err;
   if (index >= d->server->num_devices)
     {
-      POCL_MSG_ERR ("remote: %s:%u has %u devices, no device %u\n", host,
-                    port, d->server->num_devices, index);
+      POCL_MSG_ERR ("remote: %s:%u has %u devices, no device %u\n", host, port,
+                    d->server->num_devices, index);
       return CL_DEVICE_NOT_FOUND;
     }
 
@@ -410,7 +409,8 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   if (dev->mem_base_addr_align == 0)
     dev->mem_base_addr_align = MAX_EXTENDED_ALIGNMENT;
   /* host function pointers mean nothing on the server */
-  dev->execution_capabilities &= ~(cl_device_exec_capabilities)CL_EXEC_NATIVE_KERNEL;
+  dev->execution_capabilities
+      &= ~(cl_device_exec_capabilities)CL_EXEC_NATIVE_KERNEL;
   dev->version_as_int = parse_version (dev->version);
   if (dev->version_as_cl == 0)
     dev->version_as_cl = CL_MAKE_VERSION (dev->version_as_int / 100,
@@ -548,9 +548,9 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
   memset (&cq, 0, sizeof (cq));
   cq.queue_id = queue->id;
   /* only the standard bits: PoCL marks its internal queues CL_QUEUE_HIDDEN */
-  cq.properties = queue->properties
-                  & (CL_QUEUE_PROFILING_ENABLE
-                     | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  cq.properties
+      = queue->properties
+        & (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   cq.device = d->server_device;
   queue->data = calloc (1, sizeof (pthread_cond_t));
   if (queue->data == NULL)

@@ -166,8 +166,7 @@ pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
     if (payload[i].iov_len)
       iov[n++] = payload[i];
 
-  pthread_mutex_t *lock
-      = data_socket ? &s->data_send_lock : &s->cmd_send_lock;
+  pthread_mutex_t *lock = data_socket ? &s->data_send_lock : &s->cmd_send_lock;
   int fd = data_socket ? s->data_fd : s->cmd_fd;
   if (s->dead)
     return -1;
@@ -204,8 +203,7 @@ pocl_remote_request (remote_server *s, uint32_t type, const void *body,
 
   /* Builds of large programs take long; a dead link is caught sooner by the
      socket (keepalive, user timeout), this bounds a live but stuck server. */
-  long timeout_s
-      = pocl_get_int_option ("POCL_REMOTE_REQUEST_TIMEOUT", 600);
+  long timeout_s = pocl_get_int_option ("POCL_REMOTE_REQUEST_TIMEOUT", 600);
   struct timespec deadline;
   clock_gettime (CLOCK_REALTIME, &deadline);
   deadline.tv_sec += timeout_s;

@@ -93,8 +93,8 @@ parse_kernel (reader *r, pocl_kernel_metadata_t *k)
       || km.attributes_len > POCL_REMOTE_MAX_STRING)
     return -1;
   k->name = take_string (r, km.name_len);
-  k->attributes = km.attributes_len ? take_string (r, km.attributes_len)
-                                    : NULL;
+  k->attributes
+      = km.attributes_len ? take_string (r, km.attributes_len) : NULL;
   k->num_args = km.num_args;
   k->has_arg_metadata = (cl_bitfield)-1;
   for (i = 0; i < 3; ++i)
@@ -222,24 +222,24 @@ store_binary_in_cache (cl_program program, cl_uint device_i)
   char bc_path[POCL_FILENAME_LENGTH], tmp_path[POCL_FILENAME_LENGTH];
   pocl_cache_create_program_cachedir (program, device_i, NULL, 0, bc_path);
   if (!pocl_exists (bc_path)
-      && pocl_cache_write_generic_objfile (
-             tmp_path, (char *)program->binaries[device_i],
-             program->binary_sizes[device_i])
+      && pocl_cache_write_generic_objfile (tmp_path,
+                                           (char *)program->binaries[device_i],
+                                           program->binary_sizes[device_i])
              == 0)
     pocl_rename (tmp_path, bc_path);
 }
 
 /* prefix: options PoCL consumed that the server's compiler needs back */
 static cl_int
-build (cl_program program, cl_uint device_i, uint32_t kind,
-       const char *prefix, const struct iovec *body_iov, int body_count,
-       uint32_t count, uint64_t body_len)
+build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
+       const struct iovec *body_iov, int body_count, uint32_t count,
+       uint64_t body_len)
 {
   cl_device_id dev = program->devices[device_i];
   remote_device_data *d = (remote_device_data *)dev->data;
   pocl_remote_build_program bp;
-  const char *opts = program->compiler_options ? program->compiler_options
-                                               : "";
+  const char *opts
+      = program->compiler_options ? program->compiler_options : "";
   struct iovec iov[5];
   int i, n = 0;
 
@@ -319,8 +319,8 @@ pocl_remote_build_binary (cl_program program, cl_uint device_i,
   POCL_RETURN_ERROR_ON ((program->binaries[device_i] == NULL),
                         CL_INVALID_BINARY,
                         "remote: no server binary for this device\n");
-  struct iovec iov = { program->binaries[device_i],
-                       program->binary_sizes[device_i] };
+  struct iovec iov
+      = { program->binaries[device_i], program->binary_sizes[device_i] };
   return build (program, device_i, POCL_REMOTE_BUILD_BINARY,
                 spir_build ? "-x spir -spir-std=1.2 " : "", &iov, 1, 0,
                 iov.iov_len);

@@ -42,28 +42,28 @@ build_waits (cl_event e, remote_server *s, pocl_remote_wait *w)
   uint32_t n = 0;
   event_node *node;
   LL_FOREACH (e->wait_list, node)
-    {
-      cl_event dep = node->event;
-      remote_event *dre = (remote_event *)dep->data;
-      int same_server = dep->queue && dep->queue->device->ops == cq->device->ops
-                        && dre && dre->server == s
-                        && __atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE);
-      /* the server's queue is in order too */
-      if (same_server && in_order && dep->queue == cq)
-        continue;
-      w[n].event_id = dep->id;
-      w[n].origin
-          = same_server ? POCL_REMOTE_WAIT_SAME_SERVER : POCL_REMOTE_WAIT_FOREIGN;
-      if (!same_server)
-        {
-          remote_event *re = (remote_event *)e->data;
-          if (re->num_foreign < REMOTE_FOREIGN_IDS)
-            re->foreign[re->num_foreign] = dep->id;
-          re->num_foreign++;
-        }
-      w[n].reserved = 0;
-      ++n;
-    }
+  {
+    cl_event dep = node->event;
+    remote_event *dre = (remote_event *)dep->data;
+    int same_server = dep->queue && dep->queue->device->ops == cq->device->ops
+                      && dre && dre->server == s
+                      && __atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE);
+    /* the server's queue is in order too */
+    if (same_server && in_order && dep->queue == cq)
+      continue;
+    w[n].event_id = dep->id;
+    w[n].origin = same_server ? POCL_REMOTE_WAIT_SAME_SERVER
+                              : POCL_REMOTE_WAIT_FOREIGN;
+    if (!same_server)
+      {
+        remote_event *re = (remote_event *)e->data;
+        if (re->num_foreign < REMOTE_FOREIGN_IDS)
+          re->foreign[re->num_foreign] = dep->id;
+        re->num_foreign++;
+      }
+    w[n].reserved = 0;
+    ++n;
+  }
   return n;
 }
 
@@ -73,7 +73,7 @@ count_waits (cl_event e)
   uint32_t n = 0;
   event_node *node;
   LL_FOREACH (e->wait_list, node)
-    ++n;
+  ++n;
   return n;
 }
 
@@ -471,7 +471,8 @@ send_command (remote_server *s, _cl_command_node *node, remote_event *re,
       {
         mem_mapping_t *map = cmd->unmap.mapping;
         cl_mem mem = e->mem_objs[0];
-        if (!(map->map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
+        if (!(map->map_flags
+              & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
           return send_marker (s, re, c, waits, 0);
         if (mem->is_image && !IS_IMAGE1D_BUFFER (mem))
           {
@@ -608,16 +609,16 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
   if (re == NULL || w == NULL)
     {
       POCL_UNLOCK_OBJ (e);
-      pocl_update_event_finished (CL_OUT_OF_HOST_MEMORY, __func__, __LINE__,
-                                  e, NULL);
+      pocl_update_event_finished (CL_OUT_OF_HOST_MEMORY, __func__, __LINE__, e,
+                                  NULL);
       return;
     }
 
   pocl_remote_cmd c;
   c.queue_id = cq->id;
   c.num_waits = build_waits (e, s, w);
-  c.flags = (cq->properties & CL_QUEUE_PROFILING_ENABLE) ? POCL_RCMD_PROFILING
-                                                          : 0;
+  c.flags
+      = (cq->properties & CL_QUEUE_PROFILING_ENABLE) ? POCL_RCMD_PROFILING : 0;
   struct iovec waits = { w, c.num_waits * sizeof (pocl_remote_wait) };
 
   node->ready = 1;
@@ -695,8 +696,7 @@ pocl_remote_complete_deferred (remote_server *s)
 }
 
 static void
-pocl_remote_notify_dep (cl_device_id device, cl_event event,
-                        cl_event finished)
+pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
 {
   remote_event *re = (remote_event *)event->data;
   unsigned i;
