@@ -389,6 +389,19 @@ bool Session::build_program(const Msg &m)
     std::string options = native_options(opts, c.options_len, arg_info);
     prog = make_program(ctx, d->id, c.kind, options, src, c.body_len,
                         header_names, header_srcs, in, err);
+    // NVIDIA's compiler fails on a kernel without arguments when asked for
+    // argument info (ptxas: "Parsing error near '}'"); this is why upstream
+    // PoCL-R cannot build `__kernel void noop(){}` there.  Build again
+    // without it: argument kinds then come from trial clSetKernelArg calls.
+    if (arg_info && err != CL_SUCCESS) {
+      if (prog != nullptr)
+        clReleaseProgram(prog);
+      options = native_options(opts, c.options_len, false);
+      prog = make_program(ctx, d->id, c.kind, options, src, c.body_len,
+                          header_names, header_srcs, in, err);
+      if (err == CL_SUCCESS)
+        LOG_INFO(sid_, "program builds only without -cl-kernel-arg-info");
+    }
   }
 
   pocl_remote_build_reply br{};
