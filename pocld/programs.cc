@@ -73,10 +73,14 @@ ArgInfo classify_arg(cl_kernel k, cl_uint i)
   ArgInfo a;
   if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof a.aq,
                          &a.aq, nullptr) != CL_SUCCESS) {
-    // CL_KERNEL_ARG_INFO_NOT_AVAILABLE: tell pointers from scalars by what
-    // clSetKernelArg accepts.  A NULL value of any size: local; a NULL
-    // cl_mem: global.  Images and samplers pass for scalars here.
-    if (clSetKernelArg(k, i, 1, nullptr) == CL_SUCCESS) {
+    // CL_KERNEL_ARG_INFO_NOT_AVAILABLE: tell the kinds apart by what
+    // clSetKernelArg accepts.  A local pointer takes a size without a value
+    // and refuses a value; a global one takes a NULL buffer; a scalar needs
+    // its value.  (NVIDIA also takes a 1-byte NULL for a global pointer, so
+    // the value test comes first.)  Images and samplers pass for scalars.
+    cl_mem none = nullptr;
+    if (clSetKernelArg(k, i, sizeof(cl_mem), &none) == CL_INVALID_ARG_VALUE &&
+        clSetKernelArg(k, i, 1, nullptr) == CL_SUCCESS) {
       a.aq = CL_KERNEL_ARG_ADDRESS_LOCAL;
       a.type = kArgPointer;
     } else if (clSetKernelArg(k, i, sizeof(cl_mem), nullptr) == CL_SUCCESS) {
