@@ -238,7 +238,15 @@ setup (dev *d)
   CHECK (err);
   cl_program p = clCreateProgramWithSource (d->ctx, 1, &src, NULL, &err);
   CHECK (err);
-  CHECK (clBuildProgram (p, 1, &d->id, NULL, NULL, NULL));
+  err = clBuildProgram (p, 1, &d->id, NULL, NULL, NULL);
+  if (err != CL_SUCCESS)
+    {
+      char log[4096] = "";
+      clGetProgramBuildInfo (p, d->id, CL_PROGRAM_BUILD_LOG, sizeof (log), log,
+                             NULL);
+      fprintf (stderr, "build on %s failed (%d):\n%s\n", d->name, err, log);
+      exit (1);
+    }
   d->noop = clCreateKernel (p, "noop", &err);
   CHECK (err);
   d->inc = clCreateKernel (p, "inc", &err);
