@@ -1,9 +1,10 @@
 /* remote.h - declarations shared by the files of the remote driver.
 
    Reading order for a newcomer: remote.c (device ops, device info),
-   remote_submit.c (clEnqueue* -> wire message, completions), remote_conn.c
-   (sockets, handshake, reader threads), remote_program.c (builds, kernel
-   metadata).  */
+   remote_submit.c (an enqueued command leaves with its wait list;
+   completions), remote_commands.c (each command as a wire message),
+   remote_conn.c (sockets, handshake, reader threads), remote_program.c
+   (builds, kernel metadata).  */
 
 #ifndef POCL_REMOTE_INTERNAL_H
 #define POCL_REMOTE_INTERNAL_H
@@ -114,6 +115,11 @@ void pocl_remote_event_insert (remote_server *s, remote_event *re);
 remote_event *pocl_remote_event_take (remote_server *s, uint64_t id);
 uint64_t pocl_remote_server_to_client_time (remote_server *s, uint64_t ts);
 void pocl_remote_server_lost (remote_server *s);
+
+/* remote_commands.c: 0, -1 (connection lost) or -2 (not supported) */
+int pocl_remote_send_command (remote_server *s, _cl_command_node *node,
+                              remote_event *re, pocl_remote_cmd *c,
+                              struct iovec *waits);
 
 /* remote_submit.c */
 void pocl_remote_complete (remote_server *s, remote_event *re,

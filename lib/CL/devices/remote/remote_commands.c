@@ -1,0 +1,516 @@
+/* remote_commands.c - one wire message per OpenCL command: kernel launches
+   with their arguments, memory commands with their data, markers.  Called
+   from pocl_remote_submit on the application's thread.  */
+
+#include <string.h>
+
+#include "pocl_image_util.h"
+#include "pocl_util.h"
+#include "remote.h"
+
+/* NDRange argument blobs up to this size stay on the stack.  */
+#define STACK_ARGS 2048
+
+static size_t
+pixel_size (cl_mem image)
+{
+  return (size_t)image->image_elem_size * image->image_channels;
+}
+
+/* Sends one memory command; the data, if any, follows the waits inline or
+   goes on the data socket.  */
+static int
+send_mem (remote_server *s, uint32_t type, remote_event *re,
+          pocl_remote_mem_cmd *m, struct iovec *waits, const void *data,
+          size_t data_size)
+{
+  int on_data_socket = data_size >= POCL_REMOTE_DATA_SOCKET_THRESHOLD;
+  struct iovec iov[2] = { *waits, { (void *)data, data_size } };
+  if (on_data_socket)
+    m->cmd.flags |= POCL_RCMD_DATA_ON_DATA_SOCKET;
+  if (pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov,
+                        (data && !on_data_socket) ? 2 : 1))
+    return -1;
+  if (on_data_socket)
+    return pocl_remote_send (s, 1, POCL_RMSG_DATA, re->id, NULL, 0, &iov[1],
+                             1);
+  return 0;
+}
+
+/* Copies a 3D region of a pitched host array into a packed buffer.  */
+static void *
+pack_region (const char *src, const size_t *region, size_t row_pitch,
+             size_t slice_pitch)
+{
+  char *p = malloc (region[0] * region[1] * region[2]);
+  size_t y, z;
+  if (p == NULL)
+    return NULL;
+  for (z = 0; z < region[2]; ++z)
+    for (y = 0; y < region[1]; ++y)
+      memcpy (p + (z * region[1] + y) * region[0],
+              src + z * slice_pitch + y * row_pitch, region[0]);
+  return p;
+}
+
+/* Sets up re so that the completion payload lands in dst with the given
+   pitches (0: packed).  */
+static void
+expect_data (remote_event *re, void *dst, const size_t *region,
+             size_t row_pitch, size_t slice_pitch)
+{
+  re->dst = dst;
+  re->dst_size = region[0] * region[1] * region[2];
+  re->region[0] = region[0];
+  re->region[1] = region[1];
+  re->region[2] = region[2];
+  re->row_pitch = row_pitch ? row_pitch : region[0];
+  re->slice_pitch = slice_pitch ? slice_pitch : re->row_pitch * region[1];
+  re->unpack = (re->row_pitch != region[0]
+                || re->slice_pitch != region[0] * region[1]);
+}
+
+static void
+copy3 (uint64_t *dst, const size_t *src)
+{
+  dst[0] = src[0];
+  dst[1] = src[1];
+  dst[2] = src[2];
+}
+
+static int
+send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
+              pocl_remote_cmd *c, struct iovec *waits)
+{
+  cl_device_id dev = node->device;
+  _cl_command_run *run = &node->command.run;
+  pocl_kernel_metadata_t *meta = run->kernel->meta;
+  struct pocl_context *pc = &run->pc;
+  pocl_remote_ndrange b;
+  unsigned i;
+
+  memset (&b, 0, sizeof (b));
+  b.cmd = *c;
+  b.kernel_id = (run->kernel->id << 8)
+                | ((remote_device_data *)dev->data)->server_device;
+  b.work_dim = pc->work_dim;
+  b.num_args = meta->num_args;
+  for (i = 0; i < 3; ++i)
+    {
+      b.offset[i] = pc->global_offset[i];
+      b.local[i] = pc->local_size[i];
+      b.global[i] = pc->num_groups[i] * pc->local_size[i];
+    }
+
+  size_t size = 0;
+  for (i = 0; i < meta->num_args; ++i)
+    {
+      size += sizeof (pocl_remote_arg);
+      if (meta->arg_info[i].type == POCL_ARG_TYPE_NONE)
+        size += (run->arguments[i].size + 7) & ~(size_t)7;
+    }
+  char stack[STACK_ARGS];
+  char *args = size <= STACK_ARGS ? stack : malloc (size);
+  if (args == NULL)
+    return -1;
+  memset (args, 0, size);
+
+  char *p = args;
+  for (i = 0; i < meta->num_args; ++i)
+    {
+      struct pocl_argument *a = &run->arguments[i];
+      struct pocl_argument_info *ai = &meta->arg_info[i];
+      pocl_remote_arg ra;
+      memset (&ra, 0, sizeof (ra));
+      if (ARGP_IS_LOCAL (ai))
+        {
+          ra.kind = POCL_REMOTE_ARG_LOCAL;
+          ra.a = a->size;
+        }
+      else if (ai->type == POCL_ARG_TYPE_POINTER)
+        {
+          if (a->value == NULL)
+            ra.kind = POCL_REMOTE_ARG_NULL;
+          else
+            {
+              ra.kind = POCL_REMOTE_ARG_BUFFER;
+              ra.a = pocl_remote_mem_id (*(cl_mem *)a->value, dev);
+              ra.b = a->offset;
+            }
+        }
+      else if (ai->type == POCL_ARG_TYPE_IMAGE)
+        {
+          ra.kind = POCL_REMOTE_ARG_IMAGE;
+          ra.a = pocl_remote_mem_id (*(cl_mem *)a->value, dev);
+        }
+      else if (ai->type == POCL_ARG_TYPE_SAMPLER)
+        {
+          ra.kind = POCL_REMOTE_ARG_SAMPLER;
+          ra.a = pocl_remote_sampler_id (*(cl_sampler *)a->value, dev);
+        }
+      else
+        {
+          ra.kind = POCL_REMOTE_ARG_SCALAR;
+          ra.a = a->size;
+        }
+      memcpy (p, &ra, sizeof (ra));
+      p += sizeof (ra);
+      if (ra.kind == POCL_REMOTE_ARG_SCALAR)
+        {
+          if (a->value)
+            memcpy (p, a->value, a->size);
+          p += (a->size + 7) & ~(size_t)7;
+        }
+    }
+  b.args_size = size;
+
+  struct iovec iov[2] = { *waits, { args, size } };
+  int r = pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, &b, sizeof (b),
+                            iov, 2);
+  if (args != stack)
+    free (args);
+  return r;
+}
+
+static int
+send_marker (remote_server *s, remote_event *re, pocl_remote_cmd *c,
+             struct iovec *waits, int barrier)
+{
+  if (barrier)
+    c->flags |= POCL_RCMD_BARRIER;
+  return pocl_remote_send (s, 0, POCL_RMSG_MARKER, re->id, c, sizeof (*c),
+                           waits, 1);
+}
+
+/* Whole-object transfers between mem_host_ptr and the device, which PoCL
+   inserts to keep buffers coherent (host <-> device migrations).  */
+static int
+send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
+                pocl_remote_mem_cmd *m, struct iovec *waits)
+{
+  cl_mem mem = node->sync.event.event->mem_objs[0];
+  uint64_t id = pocl_remote_mem_id (mem, node->device);
+  size_t region[3] = { mem->size, 1, 1 };
+  size_t row = 0, slice = 0;
+  int image = mem->is_image && !IS_IMAGE1D_BUFFER (mem);
+
+  if (image)
+    {
+      region[0] = mem->image_width;
+      region[1] = mem->image_height ? mem->image_height : 1;
+      region[2] = mem->image_depth ? mem->image_depth : 1;
+      if (mem->type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+        region[1] = mem->image_array_size;
+      if (mem->type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
+        region[2] = mem->image_array_size;
+      copy3 (m->region, region);
+      row = mem->image_row_pitch;
+      slice = mem->image_slice_pitch;
+      region[0] *= pixel_size (mem);
+    }
+  else
+    m->region[0] = mem->size;
+
+  switch (node->command.migrate.type)
+    {
+    case ENQUEUE_MIGRATE_TYPE_D2H:
+      m->src_id = id;
+      m->data_size = region[0] * region[1] * region[2];
+      expect_data (re, mem->mem_host_ptr, region, row, slice);
+      return pocl_remote_send (s, 0,
+                               image ? POCL_RMSG_READ_IMAGE : POCL_RMSG_READ,
+                               re->id, m, sizeof (*m), waits, 1);
+    case ENQUEUE_MIGRATE_TYPE_H2D:
+      {
+        m->dst_id = id;
+        m->data_size = region[0] * region[1] * region[2];
+        const char *src = mem->mem_host_ptr;
+        void *packed = NULL;
+        if (image && (row != region[0] || slice != region[0] * region[1])
+            && row != 0)
+          src = packed = pack_region (src, region, row,
+                                      slice ? slice : row * region[1]);
+        if (src == NULL)
+          return -1;
+        int r = send_mem (s, image ? POCL_RMSG_WRITE_IMAGE : POCL_RMSG_WRITE,
+                          re, m, waits, src, m->data_size);
+        free (packed);
+        return r;
+      }
+    default:
+      return send_marker (s, re, &m->cmd, waits, 0);
+    }
+}
+
+int
+pocl_remote_send_command (remote_server *s, _cl_command_node *node,
+                          remote_event *re, pocl_remote_cmd *c,
+                          struct iovec *waits)
+{
+  cl_event e = node->sync.event.event;
+  cl_device_id dev = node->device;
+  _cl_command_t *cmd = &node->command;
+  pocl_remote_mem_cmd m;
+  const void *data = NULL;
+  void *packed = NULL;
+  uint32_t type;
+  int r;
+
+  memset (&m, 0, sizeof (m));
+  m.cmd = *c;
+
+  switch (node->type)
+    {
+    case CL_COMMAND_NDRANGE_KERNEL:
+    case CL_COMMAND_TASK:
+      {
+        struct pocl_context *pc = &cmd->run.pc;
+        if (pc->num_groups[0] == 0 || pc->num_groups[1] == 0
+            || pc->num_groups[2] == 0)
+          return send_marker (s, re, c, waits, 0);
+        return send_ndrange (s, node, re, c, waits);
+      }
+
+    case CL_COMMAND_MARKER:
+    /* the end of a command buffer replayed command by command */
+    case CL_COMMAND_COMMAND_BUFFER_KHR:
+      return send_marker (s, re, c, waits, 0);
+    case CL_COMMAND_BARRIER:
+      return send_marker (s, re, c, waits, 1);
+
+    case CL_COMMAND_MIGRATE_MEM_OBJECTS:
+      return send_migration (s, node, re, &m, waits);
+
+    case CL_COMMAND_READ_BUFFER:
+      type = POCL_RMSG_READ;
+      m.src_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      m.src_origin[0] = cmd->read.offset;
+      m.region[0] = m.data_size = cmd->read.size;
+      re->dst = cmd->read.dst_host_ptr;
+      re->dst_size = cmd->read.size;
+      break;
+
+    case CL_COMMAND_WRITE_BUFFER:
+      type = POCL_RMSG_WRITE;
+      m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      m.dst_origin[0] = cmd->write.offset;
+      m.region[0] = m.data_size = cmd->write.size;
+      data = cmd->write.src_host_ptr;
+      break;
+
+    case CL_COMMAND_COPY_BUFFER:
+      type = POCL_RMSG_COPY;
+      m.src_id = pocl_remote_mem_id (cmd->copy.src, dev);
+      m.dst_id = pocl_remote_mem_id (cmd->copy.dst, dev);
+      m.src_origin[0] = cmd->copy.src_offset;
+      m.dst_origin[0] = cmd->copy.dst_offset;
+      m.region[0] = cmd->copy.size;
+      break;
+
+    case CL_COMMAND_READ_BUFFER_RECT:
+      {
+        _cl_command_read_rect *rr = &cmd->read_rect;
+        type = POCL_RMSG_READ_RECT;
+        m.src_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+        copy3 (m.src_origin, rr->buffer_origin);
+        copy3 (m.region, rr->region);
+        m.src_row_pitch = rr->buffer_row_pitch;
+        m.src_slice_pitch = rr->buffer_slice_pitch;
+        m.data_size = rr->region[0] * rr->region[1] * rr->region[2];
+        expect_data (re,
+                     (char *)rr->dst_host_ptr
+                         + rr->host_origin[2] * rr->host_slice_pitch
+                         + rr->host_origin[1] * rr->host_row_pitch
+                         + rr->host_origin[0],
+                     rr->region, rr->host_row_pitch, rr->host_slice_pitch);
+        break;
+      }
+
+    case CL_COMMAND_WRITE_BUFFER_RECT:
+      {
+        _cl_command_write_rect *wr = &cmd->write_rect;
+        type = POCL_RMSG_WRITE_RECT;
+        m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+        copy3 (m.dst_origin, wr->buffer_origin);
+        copy3 (m.region, wr->region);
+        m.dst_row_pitch = wr->buffer_row_pitch;
+        m.dst_slice_pitch = wr->buffer_slice_pitch;
+        m.data_size = wr->region[0] * wr->region[1] * wr->region[2];
+        data = packed = pack_region (
+            (const char *)wr->src_host_ptr
+                + wr->host_origin[2] * wr->host_slice_pitch
+                + wr->host_origin[1] * wr->host_row_pitch + wr->host_origin[0],
+            wr->region, wr->host_row_pitch, wr->host_slice_pitch);
+        if (packed == NULL)
+          return -1;
+        break;
+      }
+
+    case CL_COMMAND_COPY_BUFFER_RECT:
+      {
+        _cl_command_copy_rect *cr = &cmd->copy_rect;
+        type = POCL_RMSG_COPY_RECT;
+        m.src_id = pocl_remote_mem_id (cr->src, dev);
+        m.dst_id = pocl_remote_mem_id (cr->dst, dev);
+        copy3 (m.src_origin, cr->src_origin);
+        copy3 (m.dst_origin, cr->dst_origin);
+        copy3 (m.region, cr->region);
+        m.src_row_pitch = cr->src_row_pitch;
+        m.src_slice_pitch = cr->src_slice_pitch;
+        m.dst_row_pitch = cr->dst_row_pitch;
+        m.dst_slice_pitch = cr->dst_slice_pitch;
+        break;
+      }
+
+    case CL_COMMAND_FILL_BUFFER:
+      type = POCL_RMSG_FILL;
+      m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      m.dst_origin[0] = cmd->memfill.offset;
+      m.region[0] = cmd->memfill.size;
+      m.data_size = cmd->memfill.pattern_size;
+      data = cmd->memfill.pattern;
+      break;
+
+    case CL_COMMAND_MAP_BUFFER:
+    case CL_COMMAND_MAP_IMAGE:
+      {
+        mem_mapping_t *map = cmd->map.mapping;
+        cl_mem mem = e->mem_objs[0];
+        if (map->map_flags & CL_MAP_WRITE_INVALIDATE_REGION)
+          return send_marker (s, re, c, waits, 0);
+        if (mem->is_image && !IS_IMAGE1D_BUFFER (mem))
+          {
+            size_t region[3] = { map->region[0] * pixel_size (mem),
+                                 map->region[1], map->region[2] };
+            type = POCL_RMSG_READ_IMAGE;
+            m.src_id = pocl_remote_mem_id (mem, dev);
+            copy3 (m.src_origin, map->origin);
+            copy3 (m.region, map->region);
+            m.data_size = region[0] * region[1] * region[2];
+            expect_data (re, map->host_ptr, region, map->row_pitch,
+                         map->slice_pitch);
+          }
+        else
+          {
+            type = POCL_RMSG_READ;
+            m.src_id = pocl_remote_mem_id (mem, dev);
+            m.src_origin[0] = map->offset;
+            m.region[0] = m.data_size = map->size;
+            re->dst = map->host_ptr;
+            re->dst_size = map->size;
+          }
+        break;
+      }
+
+    case CL_COMMAND_UNMAP_MEM_OBJECT:
+      {
+        mem_mapping_t *map = cmd->unmap.mapping;
+        cl_mem mem = e->mem_objs[0];
+        if (!(map->map_flags
+              & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
+          return send_marker (s, re, c, waits, 0);
+        if (mem->is_image && !IS_IMAGE1D_BUFFER (mem))
+          {
+            size_t region[3] = { map->region[0] * pixel_size (mem),
+                                 map->region[1], map->region[2] };
+            type = POCL_RMSG_WRITE_IMAGE;
+            m.dst_id = pocl_remote_mem_id (mem, dev);
+            copy3 (m.dst_origin, map->origin);
+            copy3 (m.region, map->region);
+            m.data_size = region[0] * region[1] * region[2];
+            data = packed = pack_region (
+                map->host_ptr, region,
+                map->row_pitch ? map->row_pitch : region[0],
+                map->slice_pitch ? map->slice_pitch : region[0] * region[1]);
+            if (packed == NULL)
+              return -1;
+          }
+        else
+          {
+            type = POCL_RMSG_WRITE;
+            m.dst_id = pocl_remote_mem_id (mem, dev);
+            m.dst_origin[0] = map->offset;
+            m.region[0] = m.data_size = map->size;
+            data = map->host_ptr;
+          }
+        break;
+      }
+
+    case CL_COMMAND_READ_IMAGE:
+    case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
+      {
+        _cl_command_read_image *ri = &cmd->read_image;
+        m.src_id = pocl_remote_mem_id (ri->src, dev);
+        copy3 (m.src_origin, ri->origin);
+        copy3 (m.region, ri->region);
+        if (ri->dst_host_ptr == NULL)
+          {
+            type = POCL_RMSG_COPY_IMAGE_TO_BUFFER;
+            m.dst_id = pocl_remote_mem_id (ri->dst, dev);
+            m.dst_origin[0] = ri->dst_offset;
+            break;
+          }
+        size_t region[3] = { ri->region[0] * pixel_size (ri->src),
+                             ri->region[1], ri->region[2] };
+        type = POCL_RMSG_READ_IMAGE;
+        m.data_size = region[0] * region[1] * region[2];
+        expect_data (re, (char *)ri->dst_host_ptr + ri->dst_offset, region,
+                     ri->dst_row_pitch, ri->dst_slice_pitch);
+        break;
+      }
+
+    case CL_COMMAND_WRITE_IMAGE:
+    case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
+      {
+        _cl_command_write_image *wi = &cmd->write_image;
+        m.dst_id = pocl_remote_mem_id (wi->dst, dev);
+        copy3 (m.dst_origin, wi->origin);
+        copy3 (m.region, wi->region);
+        if (wi->src_host_ptr == NULL)
+          {
+            type = POCL_RMSG_COPY_BUFFER_TO_IMAGE;
+            m.src_id = pocl_remote_mem_id (wi->src, dev);
+            m.src_origin[0] = wi->src_offset;
+            break;
+          }
+        size_t region[3] = { wi->region[0] * pixel_size (wi->dst),
+                             wi->region[1], wi->region[2] };
+        size_t row = wi->src_row_pitch ? wi->src_row_pitch : region[0];
+        type = POCL_RMSG_WRITE_IMAGE;
+        m.data_size = region[0] * region[1] * region[2];
+        data = packed = pack_region (
+            (const char *)wi->src_host_ptr + wi->src_offset, region, row,
+            wi->src_slice_pitch ? wi->src_slice_pitch : row * region[1]);
+        if (packed == NULL)
+          return -1;
+        break;
+      }
+
+    case CL_COMMAND_COPY_IMAGE:
+      type = POCL_RMSG_COPY_IMAGE;
+      m.src_id = pocl_remote_mem_id (cmd->copy_image.src, dev);
+      m.dst_id = pocl_remote_mem_id (cmd->copy_image.dst, dev);
+      copy3 (m.src_origin, cmd->copy_image.src_origin);
+      copy3 (m.dst_origin, cmd->copy_image.dst_origin);
+      copy3 (m.region, cmd->copy_image.region);
+      break;
+
+    case CL_COMMAND_FILL_IMAGE:
+      type = POCL_RMSG_FILL_IMAGE;
+      m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      copy3 (m.dst_origin, cmd->fill_image.origin);
+      copy3 (m.region, cmd->fill_image.region);
+      m.data_size = sizeof (cl_uint4);
+      data = &cmd->fill_image.orig_pixel;
+      break;
+
+    default:
+      POCL_MSG_ERR ("remote: %s is not supported on remote devices\n",
+                    pocl_command_to_str (node->type));
+      return -2;
+    }
+
+  r = send_mem (s, type, re, &m, waits, data, data ? m.data_size : 0);
+  free (packed);
+  return r;
+}
