@@ -19,6 +19,8 @@
 /* Buckets of the in-flight command table; a power of two.  */
 #define REMOTE_EVENT_BUCKETS 1024
 #define REMOTE_FOREIGN_IDS 4
+/* Default spin before blocking on a completion, machines of > 2 CPUs.  */
+#define REMOTE_SPIN_US 50
 
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;

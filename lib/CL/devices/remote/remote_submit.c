@@ -3,8 +3,10 @@
    resolves the dependencies and answers with one COMPLETION.  */
 
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
+#include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "pocl_util.h"
 #include "remote.h"
@@ -225,9 +227,61 @@ pocl_remote_flush (cl_device_id device, cl_command_queue cq)
 {
 }
 
+/* How long a waiting application thread polls before it sleeps: with a
+   completion about one round trip away, this saves the reader thread's
+   wake-up of the waiter.  POCL_REMOTE_SPIN_US; pointless on two cores,
+   where the spinner would take the CPU the reader and pocld need.  */
+static uint64_t
+spin_ns (void)
+{
+  static int64_t ns = -1;
+  if (ns < 0)
+    {
+      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+      ns = 1000
+           * (int64_t)pocl_get_int_option ("POCL_REMOTE_SPIN_US",
+                                           cpus > 2 ? REMOTE_SPIN_US : 0);
+    }
+  return (uint64_t)ns;
+}
+
+static int
+queue_busy (const void *cq)
+{
+  return __atomic_load_n (&((cl_command_queue)cq)->command_count,
+                          __ATOMIC_ACQUIRE)
+         > 0;
+}
+
+static int
+event_pending (const void *e)
+{
+  return __atomic_load_n (&((cl_event)e)->status, __ATOMIC_ACQUIRE)
+         > CL_COMPLETE;
+}
+
+/* Polls until pending(obj) is false or the spin time is up.  */
+static void
+spin_while (int (*pending) (const void *), const void *obj)
+{
+  uint64_t ns = spin_ns ();
+  if (ns == 0)
+    return;
+  uint64_t end = pocl_gettimemono_ns () + ns;
+  while (pending (obj) && pocl_gettimemono_ns () < end)
+    {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause ();
+#elif defined(__aarch64__)
+      __asm__ __volatile__ ("yield");
+#endif
+    }
+}
+
 static void
 pocl_remote_join (cl_device_id device, cl_command_queue cq)
 {
+  spin_while (queue_busy, cq);
   POCL_LOCK_OBJ (cq);
   while (cq->command_count > 0)
     POCL_WAIT_COND (*(pthread_cond_t *)cq->data, cq->pocl_lock);
@@ -245,6 +299,7 @@ static void
 pocl_remote_wait_event (cl_device_id device, cl_event event)
 {
   remote_event *re = (remote_event *)event->data;
+  spin_while (event_pending, event);
   POCL_LOCK_OBJ (event);
   while (event->status > CL_COMPLETE)
     POCL_WAIT_COND (re->cond, event->pocl_lock);
