@@ -11,7 +11,8 @@ on that local device either way, so they say nothing about the remote driver).
 
 A test that passes on pthread but not through remote fails this test unless its exact
 name is the first column of a row in the exceptions file (doc/remote-test-exceptions.md)
-with a non-empty reason. Both lists come from the same run, so no stored baseline goes
+with a non-empty reason; a third column "skip" keeps a test out of the remote run (for
+tests that would wedge pocld for the tests after them). Both lists come from the same run, so no stored baseline goes
 stale. Results land in --work: pthread.results, remote.results (name<TAB>status),
 summary.txt and the nested ctest logs.
 """
@@ -124,10 +125,12 @@ def read_junit(path, logfile):
 
 
 def read_exceptions(path):
-    """{test name: reason} from the markdown table (first column: exact test name)."""
-    exc = {}
+    """({test name: reason}, {names to skip}) from the markdown table: first column the
+    exact test name, second the reason, optional third "skip" (do not run it through
+    remote at all: it would hang or wedge pocld for the tests after it)."""
+    exc, skip = {}, set()
     if not os.path.exists(path):
-        return exc
+        return exc, skip
     rows = 0
     for line in open(path, encoding="utf-8"):
         line = line.strip()
@@ -139,9 +142,11 @@ def read_exceptions(path):
             continue  # header row and separator row
         name = cells[0].strip("`")
         reason = cells[1] if len(cells) > 1 else ""
-        if name:
+        if name and reason:
             exc[name] = reason
-    return exc
+            if len(cells) > 2 and cells[2].strip("`* ").lower() == "skip":
+                skip.add(name)
+    return exc, skip
 
 
 def pocld_alive(state):
@@ -192,6 +197,9 @@ def main():
         signal.signal(sig, _kill_nested)
     build = os.path.abspath(args.build)
     work = os.path.abspath(args.work)
+    # The nested runs have their own working directories.
+    args.state = os.path.abspath(args.state)
+    args.run_remote = os.path.abspath(args.run_remote)
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ)
     env["OCL_ICD_VENDORS"] = os.path.join(build, "ocl-vendors")
@@ -215,20 +223,28 @@ def main():
         log("FAIL: no upstream tests found in %s" % build)
         return 1
 
+    exceptions, skip = read_exceptions(args.exceptions)
+    if skip:
+        log("not run through remote (\"skip\" in %s): %s"
+            % (os.path.basename(args.exceptions), ", ".join(sorted(skip))))
+
+    def exclude(names):
+        return ["-E", "|".join("^%s$" % re.sub(r"[^A-Za-z0-9_/-]", ".", n)
+                               for n in sorted(names))] if names else []
+
     # -LE: never run our own tests (this one included); -E: the pinned ones, exactly.
     common = [args.ctest, "-LE", "^remote$", "-j%d" % args.jobs,
               "--timeout", str(args.timeout), "--no-tests=error"]
-    if pinned:
-        common += ["-E", "|".join("^%s$" % re.sub(r"[^A-Za-z0-9_/-]", ".", n)
-                                  for n in pinned)]
 
     # 1. Baseline on the local pthread device.
     env_p = dict(env, POCL_DEVICES="pthread")
     env_p.pop("POCL_REMOTE0_PARAMETERS", None)
-    run_ctest(common + ["--output-junit", os.path.join(work, "pthread.xml")], pth,
+    run_ctest(common + exclude(pinned)
+              + ["--output-junit", os.path.join(work, "pthread.xml")], pth,
               env_p, args.budget, os.path.join(work, "pthread.log"))
     # 2. The same tests through the remote driver and the fixture's pocld.
     run_ctest([args.run_remote, args.state, build] + common
+              + exclude(set(pinned) | (skip & set(upstream)))
               + ["--output-junit", os.path.join(work, "remote.xml")], rem,
               env, args.budget, os.path.join(work, "remote.log"))
 
@@ -238,11 +254,10 @@ def main():
     res_r = read_junit(os.path.join(work, "remote.xml"), os.path.join(work, "remote.log"))
     for name in upstream:  # a test missing from a report (killed run) did not pass
         res_p.setdefault(name, "not-run")
-        res_r.setdefault(name, "not-run")
+        res_r.setdefault(name, "skipped-by-list" if name in skip else "not-run")
     write_results(os.path.join(work, "pthread.results"), res_p)
     write_results(os.path.join(work, "remote.results"), res_r)
 
-    exceptions = read_exceptions(args.exceptions)
     passed_p = {n for n in upstream if res_p[n] == "passed"}
     passed_r = {n for n in upstream if res_r[n] == "passed"}
     lost = sorted(passed_p - passed_r)
