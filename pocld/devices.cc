@@ -304,15 +304,68 @@ bool platform_host_timer(cl_platform_id p)
          res != 0;
 }
 
+std::string platform_string(cl_platform_id p, cl_platform_info param)
+{
+  size_t size = 0;
+  if (clGetPlatformInfo(p, param, 0, nullptr, &size) != CL_SUCCESS ||
+      size == 0 || size > POCL_REMOTE_MAX_STRING)
+    return {};
+  std::string s(size, '\0');
+  if (clGetPlatformInfo(p, param, size, &s[0], nullptr) != CL_SUCCESS)
+    return {};
+  s.resize(s.find('\0') == std::string::npos ? size : s.find('\0'));
+  return s;
+}
+
+std::string platform_key(size_t index, cl_platform_id p, cl_uint nd)
+{
+  std::string k =
+      std::to_string(index) + "|" + platform_string(p, CL_PLATFORM_NAME) + "|" +
+      platform_string(p, CL_PLATFORM_VENDOR) + "|" +
+      platform_string(p, CL_PLATFORM_VERSION) + "|" + std::to_string(nd);
+  // One line of text (format_hints).
+  for (char &c : k)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return k;
+}
+
 } // namespace
 
-Devices discover_devices()
+std::string format_hints(const std::vector<PlatformHint> &hints)
 {
+  std::string out;
+  for (const PlatformHint &h : hints)
+    out += std::string(h.silent_failures ? "1 " : "0 ") + h.key + "\n";
+  return out;
+}
+
+std::vector<PlatformHint> parse_hints(const std::string &text)
+{
+  std::vector<PlatformHint> hints;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos)
+      break; // an unfinished line: the writer did not get to its end
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.size() > 2 && (line[0] == '0' || line[0] == '1') && line[1] == ' ')
+      hints.push_back({line.substr(2), line[0] == '1'});
+  }
+  return hints;
+}
+
+Devices discover_devices(const char *sid, bool verbose,
+                         const std::vector<PlatformHint> &hints,
+                         std::vector<PlatformHint> *learnt)
+{
+  const Level info = verbose ? Level::Info : Level::Debug;
   Devices d;
   cl_uint np = 0;
   cl_int err = clGetPlatformIDs(0, nullptr, &np);
   if (err != CL_SUCCESS || np == 0) {
-    LOG_WARN("-", "no OpenCL platforms (error %d)", err);
+    LOG_WARN(sid, "no OpenCL platforms (error %d)", err);
     return d;
   }
   std::vector<cl_platform_id> pids(np);
@@ -321,11 +374,12 @@ Devices discover_devices()
     cl_uint nd = 0;
     err = clGetDeviceIDs(pid, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
     if (err != CL_SUCCESS || nd == 0) {
-      LOG_INFO("-", "skipping a platform without devices (error %d)", err);
+      POCLD_LOG(info, sid, "skipping a platform without devices (error %d)",
+                err);
       continue;
     }
     if (d.devices.size() + nd > POCL_REMOTE_MAX_DEVICES) {
-      LOG_WARN("-", "device limit %u reached, ignoring the rest",
+      LOG_WARN(sid, "device limit %u reached, ignoring the rest",
                POCL_REMOTE_MAX_DEVICES);
       break;
     }
@@ -335,13 +389,22 @@ Devices discover_devices()
     clGetDeviceIDs(pid, CL_DEVICE_TYPE_ALL, nd, p.devices.data(), nullptr);
     p.first_device = static_cast<uint32_t>(d.devices.size());
     bool host_timer = platform_host_timer(pid);
+    std::string key = platform_key(d.platforms.size(), pid, nd);
+    const PlatformHint *hint = nullptr;
+    for (const PlatformHint &h : hints)
+      if (h.key == key)
+        hint = &h;
     p.silent_failures =
-        !failure_callbacks(p.devices[0], g_probe_called[d.platforms.size()]);
+        hint ? hint->silent_failures
+             : !failure_callbacks(p.devices[0],
+                                  g_probe_called[d.platforms.size()]);
+    if (learnt != nullptr)
+      learnt->push_back({key, p.silent_failures});
     if (p.silent_failures)
-      LOG_INFO("-",
-               "platform %zu does not call back for failed commands, "
-               "pocld looks for them itself",
-               d.platforms.size());
+      POCLD_LOG(info, sid,
+                "platform %zu does not call back for failed commands, "
+                "pocld looks for them itself",
+                d.platforms.size());
     for (cl_uint i = 0; i < nd; ++i) {
       Device dev;
       dev.id = p.devices[i];
@@ -361,8 +424,8 @@ Devices discover_devices()
       dev.name = device_string(dev.id, CL_DEVICE_NAME);
       dev.info = info_payload(dev.id);
       append_image_formats(dev.info, dev.id);
-      LOG_INFO("-", "device %zu: %s (OpenCL %d.%d)", d.devices.size(),
-               dev.name.c_str(), dev.cl_major, dev.cl_minor);
+      POCLD_LOG(info, sid, "device %zu: %s (OpenCL %d.%d)", d.devices.size(),
+                dev.name.c_str(), dev.cl_major, dev.cl_minor);
       d.devices.push_back(std::move(dev));
     }
     d.platforms.push_back(std::move(p));

@@ -37,8 +37,26 @@ struct Devices {
   std::vector<Device> devices;
 };
 
+// What one discovery learnt about a platform that costs time to find out
+// (the silent_failures probe waits 250 ms on platforms that never call
+// back), for later discoveries in other processes to reuse.  `key` names the
+// platform: its position, name, vendor, version and device count.
+struct PlatformHint {
+  std::string key;
+  bool silent_failures;
+};
+
 // All devices of all platforms, in platform order.  Platforms without
-// devices are skipped; at most POCL_REMOTE_MAX_DEVICES devices.
-Devices discover_devices();
+// devices are skipped; at most POCL_REMOTE_MAX_DEVICES devices.  What is
+// found is logged at info level when `verbose`, else at debug level.  A
+// platform whose key is in `hints` is not probed again; `learnt` (if not
+// null) gets the hints of every platform found.
+Devices discover_devices(const char *sid, bool verbose,
+                         const std::vector<PlatformHint> &hints,
+                         std::vector<PlatformHint> *learnt);
+
+// Hints as text (one line per platform) and back; parsing skips bad lines.
+std::string format_hints(const std::vector<PlatformHint> &hints);
+std::vector<PlatformHint> parse_hints(const std::string &text);
 
 } // namespace pocld

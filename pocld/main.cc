@@ -1,35 +1,41 @@
 // main.cc - pocld, the PoCL-R server daemon: command line, signals, startup.
-#include "devices.hh"
 #include "log.hh"
-#include "output.hh"
 #include "server.hh"
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <pthread.h>
 #include <string>
 #include <unistd.h>
 
 namespace {
 
+constexpr long kDefaultSessions = 64;
+constexpr long kSessionsCap = 4096;
+
 volatile sig_atomic_t g_stop = 0;
 
 void on_signal(int) { g_stop = 1; }
+// Only interrupts the listener's poll, which then reaps.
+void on_child(int) {}
 
 void usage(FILE *out)
 {
   fprintf(out,
-          "usage: pocld [--address A] [--port P] [--log-level L]\n"
-          "Serves this host's OpenCL devices to PoCL-R clients.\n"
-          "  --address A    address to listen on, IPv4 or IPv6 "
+          "usage: pocld [--address A] [--port P] [--max-sessions N] "
+          "[--log-level L]\n"
+          "Serves this host's OpenCL devices to PoCL-R clients, each "
+          "session in a\nprocess of its own.\n"
+          "  --address A       address to listen on, IPv4 or IPv6 "
           "(default 127.0.0.1)\n"
-          "  --port P       command port; P + 1 is the data port "
+          "  --port P          command port; P + 1 is the data port "
           "(default %d)\n"
-          "  --log-level L  error, warn, info or debug (default info)\n"
-          "  --help         this text\n",
-          POCL_REMOTE_DEFAULT_PORT);
+          "  --max-sessions N  sessions at once, 1 to %ld; more are "
+          "refused (default %ld)\n"
+          "  --log-level L     error, warn, info or debug (default info)\n"
+          "  --help            this text\n",
+          POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions);
 }
 
 bool parse_level(const char *s, pocld::Level &out)
@@ -49,6 +55,7 @@ int main(int argc, char **argv)
 {
   std::string address = "127.0.0.1";
   long port = POCL_REMOTE_DEFAULT_PORT;
+  long max_sessions = kDefaultSessions;
   for (int i = 1; i < argc; ++i) {
     std::string opt = argv[i];
     if (opt == "--help" || opt == "-h") {
@@ -65,6 +72,8 @@ int main(int argc, char **argv)
       address = val;
     else if (opt == "--port")
       port = strtol(val, &end, 10);
+    else if (opt == "--max-sessions")
+      max_sessions = strtol(val, &end, 10);
     else if (opt == "--log-level") {
       if (!parse_level(val, pocld::log_level)) {
         fprintf(stderr, "pocld: unknown log level '%s'\n", val);
@@ -78,40 +87,49 @@ int main(int argc, char **argv)
       fprintf(stderr, "pocld: bad port '%s'\n", val);
       return 2;
     }
+    if (opt == "--max-sessions" &&
+        (*end != '\0' || max_sessions < 1 || max_sessions > kSessionsCap)) {
+      fprintf(stderr, "pocld: bad session limit '%s'\n", val);
+      return 2;
+    }
   }
 
-  // SIGINT/SIGTERM stay blocked in every thread (the OpenCL runtime's
-  // included, as they inherit the mask) and are taken only inside the
-  // accept loop's ppoll.  Dead peers show up as send errors, not SIGPIPE.
+  // The listener takes SIGINT, SIGTERM and SIGCHLD only inside its ppoll;
+  // session processes go back to the defaults (child_setup).  Dead peers
+  // show up as send errors, not SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
-  sigset_t stop_sigs, waitmask;
-  sigemptyset(&stop_sigs);
-  sigaddset(&stop_sigs, SIGINT);
-  sigaddset(&stop_sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_sigs, &waitmask);
+  sigset_t sigs, waitmask;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &sigs, &waitmask);
   sigdelset(&waitmask, SIGINT);
   sigdelset(&waitmask, SIGTERM);
+  sigdelset(&waitmask, SIGCHLD);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = on_child;
+  sa.sa_flags = SA_NOCLDSTOP;
+  sigaction(SIGCHLD, &sa, nullptr);
 
-  // Kernel printf output goes to the clients; pocld itself logs to stderr.
-  pocld::start_output_capture();
-  pocld::Devices devs = pocld::discover_devices();
-  pocld::Server server(devs);
+  // No OpenCL in this process: see doc/pocld.md, "Processes".
+  pocld::Server server(static_cast<unsigned>(max_sessions));
+  long ndev = server.discover_devices();
   if (!server.listen(address, static_cast<uint16_t>(port)))
     return 1;
+  char devices[32] = "devices unknown";
+  if (ndev >= 0)
+    snprintf(devices, sizeof devices, "%ld devices", ndev);
   LOG_INFO("-",
-           "listening on %s ports %ld (commands) and %ld (data), "
-           "%zu devices",
-           address.c_str(), port, port + POCL_REMOTE_DATA_PORT_OFFSET,
-           devs.devices.size());
-  if (!server.run(&g_stop, &waitmask))
-    // Threads are still inside the OpenCL runtime: skip the destructors and
-    // exit handlers that would wait for them or pull objects from under them.
-    _exit(1);
+           "listening on %s ports %ld (commands) and %ld (data), %s, "
+           "at most %ld sessions",
+           address.c_str(), port, port + POCL_REMOTE_DATA_PORT_OFFSET, devices,
+           max_sessions);
+  server.run(&g_stop, &waitmask);
   LOG_INFO("-", "stopped");
   return 0;
 }

@@ -1,61 +1,45 @@
-// server.cc - listening sockets, handshakes and the session registry.
+// server.cc - the listener: listening sockets, one process per session, the
+// session registry, data-socket hand-over, shutdown.  It never calls OpenCL,
+// and it has no thread but the main one, so fork() is safe at any point.
 #include "server.hh"
 
+#include "child.hh"
+#include "cl.hh" // error codes only: the listener calls no OpenCL
 #include "log.hh"
 
-#include <arpa/inet.h>
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <system_error>
-#include <thread>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace pocld {
 
 namespace {
 
-// A silent peer may hold a connection thread no longer than this.
-constexpr int kHandshakeTimeoutMs = 10000;
-// Connections still in their handshake; more are closed at once, so that
-// connecting without speaking cannot pile up threads.
+// Connections whose HELLO the listener reads itself (data sockets, and
+// command sockets over the session limit); more are closed at once, so that
+// connecting without speaking cannot pile up descriptors.
 constexpr size_t kMaxHandshakes = 128;
-// On stop, how long sessions get to end.  One whose kernel never returns
-// (CPU kernels cannot be interrupted) would otherwise keep pocld alive.
-constexpr auto kStopGrace = std::chrono::seconds(10);
+// On stop, how long session processes get to end after SIGTERM before
+// SIGKILL, and how long SIGKILLed ones are then waited for.
+constexpr uint64_t kStopGraceMs = 5000;
+constexpr uint64_t kKillWaitMs = 2000;
+// The startup device discovery (the old pocld did it before listening too);
+// a platform that hangs in it must not keep pocld from serving.
+constexpr uint64_t kDiscoveryTimeoutMs = 30000;
 // A peer that accepts no bytes for this long is considered gone; this
 // bounds how long a completion callback can block on a stuck client.
 constexpr int kSendTimeoutS = 60;
 
-struct PeerName {
-  char s[INET6_ADDRSTRLEN + 8] = "?";
-  explicit PeerName(int fd)
-  {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    if (getpeername(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0)
-      return;
-    char host[INET6_ADDRSTRLEN] = "?";
-    unsigned port = 0;
-    if (a.ss_family == AF_INET) {
-      auto *in = reinterpret_cast<sockaddr_in *>(&a);
-      inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-      port = ntohs(in->sin_port);
-    } else if (a.ss_family == AF_INET6) {
-      auto *in = reinterpret_cast<sockaddr_in6 *>(&a);
-      inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
-      port = ntohs(in->sin6_port);
-    }
-    snprintf(s, sizeof s, "%s:%u", host, port);
-  }
-};
+uint64_t now_ms() { return monotonic_ns() / 1000000; }
 
 int listen_on(const std::string &address, uint16_t port)
 {
@@ -93,6 +77,13 @@ int listen_on(const std::string &address, uint16_t port)
   return fd;
 }
 
+// Waits for a signal (SIGCHLD included) or timeout_ms.
+void pause_ms(uint64_t timeout_ms, const sigset_t *waitmask)
+{
+  timespec ts{time_t(timeout_ms / 1000), long(timeout_ms % 1000) * 1000000};
+  ppoll(nullptr, 0, &ts, waitmask);
+}
+
 } // namespace
 
 bool Server::listen(const std::string &address, uint16_t port)
@@ -113,179 +104,394 @@ bool Server::listen(const std::string &address, uint16_t port)
   return true;
 }
 
-bool Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
+// In a freshly forked child: closes every descriptor of the listener except
+// the ones the child keeps.
+void Server::close_for_child(int keep_a, int keep_b)
 {
-  pollfd fds[2] = {{listen_fd_[0], POLLIN, 0}, {listen_fd_[1], POLLIN, 0}};
+  auto drop = [&](int fd) {
+    if (fd >= 0 && fd != keep_a && fd != keep_b)
+      close(fd);
+  };
+  drop(listen_fd_[0]);
+  drop(listen_fd_[1]);
+  for (auto &c : children_)
+    drop(c.second.ctl);
+  for (Handshake &h : handshakes_)
+    drop(h.fd);
+}
+
+long Server::discover_devices()
+{
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    LOG_WARN("-", "device discovery: pipe: %s", strerror(errno));
+    return -1;
+  }
+  pid_t listener = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    child_setup(listener);
+    run_device_logger(p[1]);
+  }
+  close(p[1]);
+  if (pid < 0) {
+    LOG_WARN("-", "device discovery: fork: %s", strerror(errno));
+    close(p[0]);
+    return -1;
+  }
+  std::string text;
+  const uint64_t end = now_ms() + kDiscoveryTimeoutMs;
+  bool finished = false;
+  for (uint64_t now; (now = now_ms()) < end;) {
+    pollfd pfd{p[0], POLLIN, 0};
+    int pr = poll(&pfd, 1, int(end - now));
+    if (pr == 0 || (pr < 0 && errno == EINTR))
+      continue;
+    if (pr < 0)
+      break;
+    char buf[4096];
+    ssize_t n = read(p[0], buf, sizeof buf);
+    if (n > 0)
+      text.append(buf, n);
+    else if (n == 0) {
+      finished = true;
+      break;
+    } else if (errno != EINTR && errno != EAGAIN)
+      break;
+  }
+  close(p[0]);
+  if (!finished) {
+    LOG_WARN("-",
+             "device discovery did not finish within %llu s; each session "
+             "probes its platforms itself",
+             (unsigned long long)kDiscoveryTimeoutMs / 1000);
+    kill(pid, SIGKILL);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (!finished || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return -1;
+  hints_ = parse_hints(text);
+  long ndev = -1;
+  if (sscanf(text.c_str(), "devices %ld", &ndev) != 1)
+    ndev = -1;
+  return ndev;
+}
+
+void Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
+{
+  std::vector<pollfd> fds;
+  std::vector<pid_t> pids; // for fds[2 .. 2 + pids.size())
   while (!*stop) {
-    if (ppoll(fds, 2, nullptr, waitmask) < 0) {
-      if (errno == EINTR)
-        continue;
+    fds.clear();
+    pids.clear();
+    fds.push_back({listen_fd_[0], POLLIN, 0});
+    fds.push_back({listen_fd_[1], POLLIN, 0});
+    for (auto &c : children_)
+      if (c.second.ctl >= 0) {
+        fds.push_back({c.second.ctl, POLLIN, 0});
+        pids.push_back(c.first);
+      }
+    const size_t hs_base = fds.size();
+    uint64_t deadline = UINT64_MAX;
+    for (Handshake &h : handshakes_) {
+      fds.push_back({h.fd, POLLIN, 0});
+      deadline = std::min(deadline, h.deadline_ms);
+    }
+    timespec ts{}, *tsp = nullptr;
+    if (deadline != UINT64_MAX) {
+      uint64_t now = now_ms(), left = deadline > now ? deadline - now : 0;
+      ts = {time_t(left / 1000), long(left % 1000) * 1000000};
+      tsp = &ts;
+    }
+    int n = ppoll(fds.data(), fds.size(), tsp, waitmask);
+    if (n < 0 && errno != EINTR) {
       LOG_ERR("-", "poll: %s", strerror(errno));
       break;
     }
-    for (int i = 0; i < 2; ++i) {
-      if (!(fds[i].revents & POLLIN))
-        continue;
-      int fd = accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) {
-        LOG_WARN("-", "accept: %s", strerror(errno));
-        // Out of descriptors: let some connections end instead of spinning.
-        if (errno == EMFILE || errno == ENFILE)
-          usleep(100000);
-        continue;
-      }
-      spawn(fd, i == 1);
+    reap();
+    if (n <= 0) {
+      // Interrupted (a signal) or a handshake deadline.
+      for (size_t j = handshakes_.size(); j-- > 0;)
+        if (now_ms() >= handshakes_[j].deadline_ms &&
+            read_hello(handshakes_[j]))
+          handshakes_.erase(handshakes_.begin() + j);
+      continue;
     }
+    // Handshakes first, from the back, so that erasing keeps the indices of
+    // the ones not looked at yet; new ones are appended only afterwards.
+    for (size_t j = handshakes_.size(); j-- > 0;)
+      if ((fds[hs_base + j].revents != 0 ||
+           now_ms() >= handshakes_[j].deadline_ms) &&
+          read_hello(handshakes_[j]))
+        handshakes_.erase(handshakes_.begin() + j);
+    for (size_t i = 0; i < pids.size(); ++i)
+      if (fds[2 + i].revents != 0) {
+        auto it = children_.find(pids[i]);
+        if (it != children_.end() && it->second.ctl >= 0)
+          child_input(it->first, it->second);
+      }
+    for (int i = 0; i < 2; ++i)
+      if (fds[i].revents & POLLIN)
+        accept_on(i == 1);
   }
-  LOG_INFO("-", "stopping");
-  close(listen_fd_[0]);
-  close(listen_fd_[1]);
-  std::unique_lock<std::mutex> lock(mu_);
-  stopping_ = true;
-  for (auto &s : sessions_)
-    s.second->shutdown_sockets();
-  for (int fd : handshaking_)
-    shutdown(fd, SHUT_RDWR);
-  if (threads_cv_.wait_for(lock, kStopGrace, [&] { return threads_ == 0; }))
-    return true;
-  LOG_WARN("-",
-           "%u connections did not end within %lld s (a kernel still "
-           "running?), exiting without them",
-           threads_, (long long)kStopGrace.count());
-  return false;
+  stop_children(waitmask);
 }
 
-void Server::spawn(int fd, bool data_port)
+void Server::accept_on(bool data_port)
 {
+  int fd = accept4(listen_fd_[data_port], nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) {
+    LOG_WARN("-", "accept: %s", strerror(errno));
+    // Out of descriptors: let some connections end instead of spinning.
+    if (errno == EMFILE || errno == ENFILE)
+      usleep(100000);
+    return;
+  }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   timeval tv{kSendTimeoutS, 0};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (handshaking_.size() >= kMaxHandshakes) {
+  PeerName peer(fd);
+  // A new session: its own process at once, which does the handshake.
+  if (!data_port && children_.size() < max_sessions_)
+    return fork_session(fd, peer.s);
+  // A data socket, or a session over the limit: the HELLO is read here (a
+  // refusal is answered only after it, so that the close does not reset the
+  // connection with the client's HELLO unread).
+  if (handshakes_.size() >= kMaxHandshakes) {
     LOG_WARN("-", "%zu connections in their handshake, closing a new one",
-             handshaking_.size());
+             handshakes_.size());
     close(fd);
     return;
   }
-  try {
-    std::thread([this, fd, data_port] {
-      serve(fd, data_port);
-      std::lock_guard<std::mutex> l(mu_);
-      if (--threads_ == 0)
-        threads_cv_.notify_all();
-    }).detach();
-  } catch (const std::system_error &e) {
-    LOG_ERR("-", "cannot start a connection thread: %s", e.what());
-    close(fd);
-    return;
-  }
-  ++threads_;
-  handshaking_.insert(fd);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  Handshake h;
+  h.fd = fd;
+  h.data_port = data_port;
+  h.deadline_ms = now_ms() + kHandshakeTimeoutMs;
+  h.peer = peer.s;
+  handshakes_.push_back(h);
 }
 
-void Server::refuse(int fd, const char *peer, const char *why)
+void Server::fork_session(int fd, const char *peer)
+{
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) {
+    LOG_ERR("-", "refusing %s: socketpair: %s", peer, strerror(errno));
+    close(fd);
+    return;
+  }
+  pid_t listener = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(sp[0]);
+    close_for_child(fd, sp[1]);
+    child_setup(listener);
+    run_session_process(fd, sp[1], peer, hints_);
+  }
+  close(sp[1]);
+  close(fd);
+  if (pid < 0) {
+    LOG_ERR("-", "refusing %s: fork: %s", peer, strerror(errno));
+    close(sp[0]);
+    return;
+  }
+  Child c;
+  c.ctl = sp[0];
+  c.peer = peer;
+  children_.emplace(pid, c);
+  LOG_DEBUG("-", "session process %d for %s", int(pid), peer);
+}
+
+bool Server::read_hello(Handshake &h)
+{
+  char *buf = reinterpret_cast<char *>(&h.msg);
+  ssize_t r = recv(h.fd, buf + h.got, sizeof h.msg - h.got, MSG_DONTWAIT);
+  if (r > 0)
+    h.got += r;
+  else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+    refuse(h.fd, h.peer.c_str(), "no handshake", false, 0);
+    return true;
+  }
+  if (h.got == sizeof h.msg) {
+    hello_done(h);
+    return true;
+  }
+  if (now_ms() >= h.deadline_ms) {
+    refuse(h.fd, h.peer.c_str(), "no handshake", false, 0);
+    return true;
+  }
+  return false;
+}
+
+void Server::hello_done(Handshake &h)
+{
+  bool answer = false;
+  const char *bad = hello_problem(
+      h.msg, h.data_port ? POCL_REMOTE_ROLE_DATA : POCL_REMOTE_ROLE_COMMAND,
+      &answer);
+  if (bad != nullptr)
+    return refuse(h.fd, h.peer.c_str(), bad, answer, CL_INVALID_VALUE);
+  if (!h.data_port) {
+    // Command connections come here only when over the session limit.
+    char why[96];
+    snprintf(why, sizeof why, "%u sessions already, the limit (--max-sessions)",
+             max_sessions_);
+    return refuse(h.fd, h.peer.c_str(), why, true, CL_OUT_OF_RESOURCES);
+  }
+  route(h.fd, h.msg.hello, h.peer.c_str());
+}
+
+// Hands a connection whose HELLO names a session to that session's process.
+// A reconnecting command socket (not supported yet) would take the same way.
+void Server::route(int fd, const pocl_remote_hello &hello, const char *peer)
+{
+  SessionId id;
+  memcpy(id.data(), hello.session_id, id.size());
+  auto it = by_id_.find(id);
+  if (it != by_id_.end()) {
+    Child &c = children_.at(it->second);
+    CtlMsg m{};
+    m.type = kCtlAttach;
+    m.role = hello.role;
+    memcpy(m.id, id.data(), sizeof m.id);
+    snprintf(m.peer, sizeof m.peer, "%s", peer);
+    // The session's readers block on their sockets.
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (ctl_send(c.ctl, m, fd, true)) {
+      LOG_DEBUG(c.sid, "socket from %s handed to session process %d", peer,
+                int(it->second));
+      close(fd);
+      return;
+    }
+    LOG_WARN(c.sid, "cannot hand a socket to session process %d: %s",
+             int(it->second), strerror(errno));
+  }
+  refuse(fd, peer, "unknown session", true, CL_INVALID_VALUE);
+}
+
+void Server::refuse(int fd, const char *peer, const char *why, bool answer,
+                    int32_t status)
 {
   LOG_WARN("-", "refusing %s: %s", peer, why);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    handshaking_.erase(fd);
+  if (answer) {
+    const uint8_t zero[16] = {};
+    send_hello_reply(fd, status, zero, 0);
   }
   close(fd);
 }
 
-void Server::serve(int fd, bool data_port)
+void Server::drop_registration(Child &c)
 {
-  PeerName peer(fd);
-  struct {
-    pocl_remote_hdr hdr;
-    pocl_remote_hello hello;
-  } msg;
-  static_assert(sizeof msg ==
-                    sizeof(pocl_remote_hdr) + sizeof(pocl_remote_hello),
-                "packed handshake");
-  if (!recv_deadline(fd, &msg, sizeof msg, kHandshakeTimeoutMs))
-    return refuse(fd, peer.s, "no handshake");
-  const pocl_remote_hello &h = msg.hello;
-  if (msg.hdr.type != POCL_RMSG_HELLO ||
-      msg.hdr.body_size != sizeof(pocl_remote_hello) ||
-      msg.hdr.payload_size != 0 || h.magic != POCL_REMOTE_MAGIC)
-    return refuse(fd, peer.s, "not a PoCL-R HELLO");
-  const uint8_t zero[16] = {};
-  const char *bad = nullptr;
-  if (h.version != POCL_REMOTE_PROTOCOL_VERSION)
-    bad = "protocol version mismatch";
-  else if (h.role !=
-           (data_port ? POCL_REMOTE_ROLE_DATA : POCL_REMOTE_ROLE_COMMAND))
-    bad = "wrong role for this port";
-  else if (!data_port && memcmp(h.session_id, zero, sizeof zero) != 0)
-    bad = "command socket with a session id";
-  if (bad != nullptr) {
-    send_hello_reply(fd, CL_INVALID_VALUE, zero, 0);
-    return refuse(fd, peer.s, bad);
-  }
-  if (data_port)
-    serve_data(fd, h, peer.s);
-  else
-    serve_command(fd, peer.s);
+  if (c.registered)
+    by_id_.erase(c.id);
+  c.registered = false;
 }
 
-void Server::serve_command(int fd, const char *peer)
+void Server::child_input(pid_t pid, Child &c)
 {
-  SessionId id;
-  std::shared_ptr<Session> s;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    do {
-      if (getrandom(id.data(), id.size(), 0) != ssize_t(id.size())) {
-        LOG_ERR("-", "getrandom: %s", strerror(errno));
-        handshaking_.erase(fd);
-        close(fd);
-        return;
-      }
-    } while (sessions_.count(id));
-    handshaking_.erase(fd);
-    if (stopping_) {
-      close(fd);
-      return;
+  CtlMsg m;
+  int fd = -1;
+  int r = ctl_recv(c.ctl, m, &fd);
+  if (fd >= 0)
+    close(fd); // children send no descriptors
+  if (r == 1 && m.type == kCtlRegister && !c.registered) {
+    SessionId id;
+    memcpy(id.data(), m.id, id.size());
+    CtlMsg rep{};
+    rep.type = kCtlRegistered;
+    memcpy(rep.id, m.id, sizeof rep.id);
+    rep.status = by_id_.count(id) ? -1 : 0;
+    if (rep.status == 0) {
+      by_id_[id] = pid;
+      c.registered = true;
+      c.id = id;
+      snprintf(c.sid, sizeof c.sid, "%02x%02x%02x%02x", id[0], id[1], id[2],
+               id[3]);
     }
-    // From here the session owns fd.
-    s = std::make_shared<Session>(devs_, id, fd);
-    sessions_[id] = s;
+    // Never blocks: the process waits for this very reply.
+    if (!ctl_send(c.ctl, rep, -1, true))
+      LOG_WARN(c.sid, "session process %d: cannot answer it: %s", int(pid),
+               strerror(errno));
+    return;
   }
-  LOG_INFO(s->sid(), "new session from %s", peer);
-  if (send_hello_reply(fd, CL_SUCCESS, id.data(),
-                       static_cast<uint32_t>(devs_.devices.size())))
-    s->run_commands();
-  std::lock_guard<std::mutex> lock(mu_);
-  sessions_.erase(id);
+  if (r == 1)
+    LOG_ERR(c.sid, "session process %d sent control message %u, killing it",
+            int(pid), m.type);
+  else if (r < 0)
+    LOG_WARN(c.sid, "session process %d: control socket: %s", int(pid),
+             strerror(errno));
+  if (r != 0)
+    kill(pid, SIGKILL);
+  // The process is ending: nothing can be handed to it any more.
+  drop_registration(c);
+  close(c.ctl);
+  c.ctl = -1;
 }
 
-void Server::serve_data(int fd, const pocl_remote_hello &hello,
-                        const char *peer)
+void Server::reap()
 {
-  SessionId id;
-  memcpy(id.data(), hello.session_id, id.size());
-  std::shared_ptr<Session> s;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sessions_.find(id);
-    if (it != sessions_.end())
-      s = it->second;
+  int st = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+    auto it = children_.find(pid);
+    if (it == children_.end())
+      continue;
+    Child &c = it->second;
+    drop_registration(c);
+    if (c.ctl >= 0)
+      close(c.ctl);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+      LOG_DEBUG(c.sid, "session process %d exited", int(pid));
+    else if (WIFEXITED(st))
+      LOG_INFO(c.sid, "session process %d exited with status %d", int(pid),
+               WEXITSTATUS(st));
+    else if (WIFSIGNALED(st) && stopping_ &&
+             (WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGKILL))
+      LOG_DEBUG(c.sid, "session process %d ended by signal %d", int(pid),
+                WTERMSIG(st));
+    else if (WIFSIGNALED(st))
+      // A crashing kernel ends here: only its own session is gone.
+      LOG_WARN(c.sid, "session process %d (client %s) killed by signal %d (%s)",
+               int(pid), c.peer.c_str(), WTERMSIG(st), strsignal(WTERMSIG(st)));
+    children_.erase(it);
   }
-  if (s == nullptr || !s->attach_data(fd)) {
-    const uint8_t zero[16] = {};
-    send_hello_reply(fd, CL_INVALID_VALUE, zero, 0);
-    return refuse(fd, peer,
-                  s ? "session already has a data socket" : "unknown session");
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    handshaking_.erase(fd);
-  }
-  LOG_INFO(s->sid(), "data socket from %s", peer);
-  s->run_data();
+}
+
+void Server::stop_children(const sigset_t *waitmask)
+{
+  stopping_ = true;
+  close(listen_fd_[0]);
+  close(listen_fd_[1]);
+  listen_fd_[0] = listen_fd_[1] = -1;
+  for (Handshake &h : handshakes_)
+    close(h.fd);
+  handshakes_.clear();
+  reap();
+  LOG_INFO("-", "stopping: %zu sessions", children_.size());
+  for (auto &c : children_)
+    kill(c.first, SIGTERM);
+  uint64_t end = now_ms() + kStopGraceMs;
+  for (uint64_t now; !children_.empty() && (now = now_ms()) < end; reap())
+    pause_ms(end - now, waitmask);
+  if (children_.empty())
+    return;
+  LOG_WARN("-",
+           "%zu processes did not end within %llu ms of SIGTERM, killing "
+           "them",
+           children_.size(), (unsigned long long)kStopGraceMs);
+  for (auto &c : children_)
+    kill(c.first, SIGKILL);
+  end = now_ms() + kKillWaitMs;
+  for (uint64_t now; !children_.empty() && (now = now_ms()) < end; reap())
+    pause_ms(end - now, waitmask);
+  if (!children_.empty())
+    LOG_WARN("-", "%zu processes still there after SIGKILL, leaving them",
+             children_.size());
 }
 
 } // namespace pocld

@@ -1,49 +1,78 @@
-// server.hh - listening sockets, handshakes and the session registry.
+// server.hh - the listener: listening sockets, one process per session, the
+// session registry, data-socket hand-over, shutdown.  It never calls OpenCL.
 #pragma once
 
+#include "control.hh"
 #include "devices.hh"
-#include "session.hh"
 
-#include <condition_variable>
 #include <csignal>
+#include <cstdint>
 #include <map>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 namespace pocld {
 
 class Server {
 public:
-  explicit Server(const Devices &devs) : devs_(devs) {}
+  explicit Server(unsigned max_sessions) : max_sessions_(max_sessions) {}
   Server(const Server &) = delete;
   Server &operator=(const Server &) = delete;
 
   // Binds the command port and port + 1 (data); false, logged, on failure.
   bool listen(const std::string &address, uint16_t port);
-  // Accepts connections until *stop is set by a signal handler; signals are
-  // delivered only while waiting, with `waitmask` as the signal mask.  Then
-  // ends every session and waits for all connection threads; false if some
-  // did not finish in time.
-  bool run(const volatile sig_atomic_t *stop, const sigset_t *waitmask);
+  // Has a short-lived process discover and log the devices (the listener
+  // itself must not initialise OpenCL, see doc/pocld.md) and keeps what it
+  // learnt about the platforms for the session processes.  The device
+  // count, or -1 if the discovery did not finish.
+  long discover_devices();
+  // Accepts connections until *stop is set by a signal handler; signals
+  // (SIGINT, SIGTERM, SIGCHLD) are delivered only while waiting, with
+  // `waitmask` as the signal mask.  Then ends every session process:
+  // SIGTERM, a grace period, SIGKILL.
+  void run(const volatile sig_atomic_t *stop, const sigset_t *waitmask);
 
 private:
-  void spawn(int fd, bool data_port);
-  void serve(int fd, bool data_port);
-  void serve_command(int fd, const char *peer);
-  void serve_data(int fd, const pocl_remote_hello &hello, const char *peer);
-  void refuse(int fd, const char *peer, const char *why);
+  // A session process.
+  struct Child {
+    int ctl = -1; // our end of its control socketpair; -1 once closed
+    bool registered = false; // `id` is in by_id_
+    SessionId id{};
+    char sid[9] = "-";
+    std::string peer;
+  };
+  // A connection whose HELLO the listener reads itself: every data-port
+  // connection, and command-port ones refused for the session limit.
+  struct Handshake {
+    int fd;
+    bool data_port;
+    size_t got = 0;
+    HelloMsg msg;
+    uint64_t deadline_ms;
+    std::string peer;
+  };
 
-  const Devices &devs_;
-  int listen_fd_[2] = {-1, -1};
+  void accept_on(bool data_port);
+  void fork_session(int fd, const char *peer);
+  void close_for_child(int keep_a, int keep_b);
+  bool read_hello(Handshake &h); // true when it is done with h.fd
+  void hello_done(Handshake &h);
+  void route(int fd, const pocl_remote_hello &hello, const char *peer);
+  void refuse(int fd, const char *peer, const char *why, bool answer,
+              int32_t status);
+  void child_input(pid_t pid, Child &c);
+  void drop_registration(Child &c);
+  void reap();
+  void stop_children(const sigset_t *waitmask);
 
-  std::mutex mu_;
-  std::condition_variable threads_cv_;
-  unsigned threads_ = 0; // connection threads alive
+  const unsigned max_sessions_;
+  std::vector<PlatformHint> hints_; // inherited by session processes
   bool stopping_ = false;
-  std::set<int> handshaking_; // accepted, not yet owned by a session
-  std::map<SessionId, std::shared_ptr<Session>> sessions_;
+  int listen_fd_[2] = {-1, -1};
+  std::map<pid_t, Child> children_;   // until reaped: the session count
+  std::map<SessionId, pid_t> by_id_;  // registered, control socket open
+  std::vector<Handshake> handshakes_; // in the order they arrived
 };
 
 } // namespace pocld

@@ -148,29 +148,24 @@ void Session::flush_dirty()
 
 void Session::run_commands()
 {
-  LOG_INFO(sid_, "session started");
-  {
-    MsgReader reader(cmd_.fd.load(), sid_);
-    Msg m;
-    for (;;) {
-      // Native commands are flushed in batches, right before the reader
-      // would block: one clFlush per burst instead of one per command.
-      if (!dirty_.empty() && !reader.has_message())
-        flush_dirty();
-      MsgReader::Status st = reader.next(m);
-      if (st != MsgReader::Status::Ok)
-        break;
-      if (!dispatch(m)) {
-        LOG_ERR(sid_,
-                "protocol violation in message type %u id %llu, "
-                "closing the session",
-                m.hdr.type, (unsigned long long)m.hdr.id);
-        break;
-      }
+  MsgReader reader(cmd_.fd.load(), sid_);
+  Msg m;
+  for (;;) {
+    // Native commands are flushed in batches, right before the reader
+    // would block: one clFlush per burst instead of one per command.
+    if (!dirty_.empty() && !reader.has_message())
+      flush_dirty();
+    MsgReader::Status st = reader.next(m);
+    if (st != MsgReader::Status::Ok)
+      break;
+    if (!dispatch(m)) {
+      LOG_ERR(sid_,
+              "protocol violation in message type %u id %llu, "
+              "closing the session",
+              m.hdr.type, (unsigned long long)m.hdr.id);
+      break;
     }
   }
-  teardown();
-  LOG_INFO(sid_, "session ended");
 }
 
 bool Session::dispatch(const Msg &m)

@@ -16,8 +16,6 @@
 
 namespace pocld {
 
-using SessionId = std::array<uint8_t, 16>;
-
 // Host copy of a command's data (read results, write sources).  The native
 // command holds one reference; a write whose bytes come on the data socket
 // holds a second one for the data reader, since a failed dependency can
@@ -125,9 +123,11 @@ public:
   const SessionId &id() const { return id_; }
   const char *sid() const { return sid_; }
 
-  // The command reader: runs until the socket closes, then releases every
-  // object of the session.
+  // The command reader: runs until the socket closes or a protocol error.
   void run_commands();
+  // After run_commands: ends the data reader, waits for the native commands
+  // still queued and releases every object of the session.
+  void teardown();
   // Attaches the data socket (sends HELLO_REPLY on it); false if the session
   // already has one or is closing.
   bool attach_data(int fd);
@@ -148,7 +148,6 @@ private:
   using EventTable = std::unordered_map<uint64_t, Pending>;
 
   bool dispatch(const Msg &m);
-  void teardown();
   void flush_dirty();
 
   bool send(Sock s, uint32_t type, uint64_t id, const void *body,

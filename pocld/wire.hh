@@ -3,11 +3,15 @@
 
 #include "pocl_remote_protocol.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 namespace pocld {
+
+// A session's id, as HELLO and HELLO_REPLY carry it.
+using SessionId = std::array<uint8_t, 16>;
 
 // One received message.  body and payload point into the reader's buffer and
 // stay valid until the next call to MsgReader::next.

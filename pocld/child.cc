@@ -1,0 +1,243 @@
+// child.cc - the processes the listener forks: one per session, and one
+// that logs the devices at startup.
+#include "child.hh"
+
+#include "control.hh"
+#include "devices.hh"
+#include "log.hh"
+#include "output.hh"
+#include "session.hh"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <poll.h>
+#include <pthread.h>
+#include <string>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <system_error>
+#include <thread>
+#include <unistd.h>
+
+namespace pocld {
+
+namespace {
+
+// Once its session has ended, how long a process may spend releasing the
+// session's objects before it exits without finishing: the release waits for
+// the native commands still queued, and a kernel that never returns would
+// wait forever.  Exiting takes such a kernel with it.
+constexpr int kTeardownLimitMs = 2000;
+// Exit status of a process whose teardown hit that limit.
+constexpr int kExitTeardownLimit = 3;
+// How long a new session process waits for the listener to register its id.
+constexpr int kRegisterTimeoutMs = 5000;
+
+const uint8_t kZeroId[16] = {};
+
+void refuse(int fd, const char *sid, const char *peer, const char *why,
+            bool answer)
+{
+  LOG_WARN(sid, "refusing %s: %s", peer, why);
+  if (answer)
+    send_hello_reply(fd, CL_INVALID_VALUE, kZeroId, 0);
+  close(fd);
+}
+
+// Draws a session id and has the listener register it (it refuses one that
+// is taken, then another is drawn).  The listener knows the id before the
+// client does, so the client's data socket always finds the session.
+bool register_session(int ctl, SessionId &id)
+{
+  for (int tries = 0; tries < 4; ++tries) {
+    if (getrandom(id.data(), id.size(), 0) != ssize_t(id.size())) {
+      LOG_ERR("-", "getrandom: %s", strerror(errno));
+      return false;
+    }
+    CtlMsg m{};
+    m.type = kCtlRegister;
+    memcpy(m.id, id.data(), sizeof m.id);
+    if (!ctl_send(ctl, m, -1, false))
+      return false;
+    pollfd p{ctl, POLLIN, 0};
+    int pr;
+    do
+      pr = poll(&p, 1, kRegisterTimeoutMs);
+    while (pr < 0 && errno == EINTR);
+    if (pr != 1)
+      return false;
+    CtlMsg r;
+    int fd = -1;
+    int got = ctl_recv(ctl, r, &fd);
+    if (fd >= 0)
+      close(fd);
+    if (got != 1 || r.type != kCtlRegistered ||
+        memcmp(r.id, m.id, sizeof m.id) != 0)
+      return false;
+    if (r.status == 0)
+      return true;
+  }
+  return false;
+}
+
+// A data socket the listener handed over: attach it, then read it.
+void serve_data(Session *s, int fd, const std::string &peer)
+{
+  if (!s->attach_data(fd))
+    return refuse(fd, s->sid(), peer.c_str(),
+                  "session already has a data socket or is ending", true);
+  LOG_INFO(s->sid(), "data socket from %s", peer.c_str());
+  s->run_data();
+}
+
+// Reads the control socket: sockets handed over by the listener.  When the
+// listener goes away (it also kills us then, see child_setup) or breaks the
+// protocol, the session ends.
+void control_loop(Session *s, int ctl)
+{
+  for (;;) {
+    CtlMsg m;
+    int fd = -1;
+    int r = ctl_recv(ctl, m, &fd);
+    if (r == 0)
+      break;
+    if (r < 0 || m.type != kCtlAttach || fd < 0 ||
+        memcmp(m.id, s->id().data(), sizeof m.id) != 0) {
+      LOG_ERR(s->sid(), "bad control message from the listener (%s)",
+              r < 0 ? strerror(errno) : "unexpected");
+      if (fd >= 0)
+        close(fd);
+      break;
+    }
+    if (m.role != POCL_REMOTE_ROLE_DATA) {
+      // A reconnecting command socket would be taken over here.
+      refuse(fd, s->sid(), m.peer, "session cannot take a command socket",
+             true);
+      continue;
+    }
+    try {
+      std::thread(serve_data, s, fd, std::string(m.peer)).detach();
+    } catch (const std::system_error &e) {
+      refuse(fd, s->sid(), m.peer, "cannot start the data reader", true);
+    }
+  }
+  s->shutdown_sockets();
+}
+
+double ms_since(uint64_t t0) { return (monotonic_ns() - t0) / 1e6; }
+
+} // namespace
+
+void child_setup(pid_t listener)
+{
+  // A listener that is gone (crashed, SIGKILLed) takes its sessions along:
+  // clients see their connection close instead of talking to an orphan.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != listener)
+    _exit(0);
+  // The listener blocks these outside its poll; here SIGTERM and SIGINT end
+  // the process at once (its session dies with it, nothing to save).
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGCHLD, SIG_DFL);
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGTERM);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGCHLD);
+  pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+}
+
+void run_session_process(int fd, int ctl, const char *peer,
+                         const std::vector<PlatformHint> &hints)
+{
+  const uint64_t t0 = monotonic_ns();
+  HelloMsg msg;
+  if (!recv_deadline(fd, &msg, sizeof msg, kHandshakeTimeoutMs)) {
+    refuse(fd, "-", peer, "no handshake", false);
+    _exit(0);
+  }
+  bool answer = false;
+  if (const char *bad = hello_problem(msg, POCL_REMOTE_ROLE_COMMAND, &answer)) {
+    refuse(fd, "-", peer, bad, answer);
+    _exit(0);
+  }
+  SessionId id;
+  if (!register_session(ctl, id)) {
+    LOG_ERR("-", "%s: the listener did not register a session", peer);
+    _exit(1);
+  }
+  char sid[9];
+  snprintf(sid, sizeof sid, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
+
+  // This process's standard output is this session's alone: kernel printf
+  // output goes to this client and no other.
+  start_output_capture();
+  // Objects of the session process live until _exit: no destructor ever
+  // runs, since native threads may still be using them.
+  static const Devices devs = discover_devices(sid, false, hints, nullptr);
+  Session *s = new Session(devs, id, fd);
+  try {
+    std::thread(control_loop, s, ctl).detach();
+  } catch (const std::system_error &e) {
+    LOG_ERR(sid, "cannot start the control thread: %s", e.what());
+    _exit(1);
+  }
+  // Logged first: the data socket's line comes right after the reply.
+  LOG_INFO(sid, "new session from %s (process %d, set up in %.1f ms)", peer,
+           int(getpid()), ms_since(t0));
+  if (!send_hello_reply(fd, CL_SUCCESS, id.data(),
+                        static_cast<uint32_t>(devs.devices.size()))) {
+    LOG_WARN(sid, "%s went away during the handshake", peer);
+    _exit(0);
+  }
+
+  s->run_commands();
+
+  // Best effort, bounded: a kernel that never returns must not keep this
+  // process (and the device) busy.
+  try {
+    std::thread([sid] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kTeardownLimitMs));
+      LOG_WARN(sid,
+               "teardown did not finish within %d ms (a kernel still "
+               "running?), exiting without it",
+               kTeardownLimitMs);
+      _exit(kExitTeardownLimit);
+    }).detach();
+  } catch (const std::system_error &) {
+    LOG_INFO(sid, "session ended (no teardown)");
+    _exit(0);
+  }
+  s->teardown();
+  LOG_INFO(sid, "session ended");
+  _exit(0);
+}
+
+void run_device_logger(int out)
+{
+  std::vector<PlatformHint> learnt;
+  Devices d = discover_devices("-", true, {}, &learnt);
+  if (d.devices.empty())
+    LOG_WARN("-", "no OpenCL devices: sessions will have none");
+  std::string text = "devices " + std::to_string(d.devices.size()) + "\n" +
+                     format_hints(learnt);
+  const char *p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = write(out, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      _exit(1);
+    p += n;
+    left -= n;
+  }
+  _exit(0);
+}
+
+} // namespace pocld

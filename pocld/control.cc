@@ -1,0 +1,124 @@
+// control.cc - HELLO checks, peer names, and the listener <-> session
+// process control channel.
+#include "control.hh"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace pocld {
+
+const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
+{
+  *answer = false;
+  const pocl_remote_hello &h = m.hello;
+  if (m.hdr.type != POCL_RMSG_HELLO ||
+      m.hdr.body_size != sizeof(pocl_remote_hello) || m.hdr.payload_size != 0 ||
+      h.magic != POCL_REMOTE_MAGIC)
+    return "not a PoCL-R HELLO";
+  *answer = true;
+  const uint8_t zero[16] = {};
+  bool has_id = memcmp(h.session_id, zero, sizeof zero) != 0;
+  if (h.version != POCL_REMOTE_PROTOCOL_VERSION)
+    return "protocol version mismatch";
+  if (h.role != role)
+    return "wrong role for this port";
+  if (role == POCL_REMOTE_ROLE_COMMAND && has_id)
+    return "command socket with a session id";
+  if (role == POCL_REMOTE_ROLE_DATA && !has_id)
+    return "unknown session";
+  *answer = false;
+  return nullptr;
+}
+
+PeerName::PeerName(int fd)
+{
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (getpeername(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0)
+    return;
+  char host[INET6_ADDRSTRLEN] = "?";
+  unsigned port = 0;
+  if (a.ss_family == AF_INET) {
+    auto *in = reinterpret_cast<sockaddr_in *>(&a);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    port = ntohs(in->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    auto *in = reinterpret_cast<sockaddr_in6 *>(&a);
+    inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
+    port = ntohs(in->sin6_port);
+  }
+  snprintf(s, sizeof s, "%s:%u", host, port);
+}
+
+bool ctl_send(int ctl, const CtlMsg &m, int fd, bool dontwait)
+{
+  iovec iov{const_cast<CtlMsg *>(&m), sizeof m};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+  if (fd >= 0) {
+    memset(cbuf, 0, sizeof cbuf);
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  int flags = MSG_NOSIGNAL | (dontwait ? MSG_DONTWAIT : 0);
+  ssize_t n;
+  do
+    n = sendmsg(ctl, &mh, flags);
+  while (n < 0 && errno == EINTR);
+  // SOCK_SEQPACKET: all of the message or nothing.
+  return n == ssize_t(sizeof m);
+}
+
+int ctl_recv(int ctl, CtlMsg &m, int *fd)
+{
+  *fd = -1;
+  iovec iov{&m, sizeof m};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+  mh.msg_control = cbuf;
+  mh.msg_controllen = sizeof cbuf;
+  ssize_t n;
+  do
+    n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n == 0)
+    return 0;
+  if (n < 0)
+    return -1;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      for (size_t off = 0; off + sizeof(int) <= c->cmsg_len - CMSG_LEN(0);
+           off += sizeof(int)) {
+        int got;
+        memcpy(&got, CMSG_DATA(c) + off, sizeof got);
+        if (*fd < 0)
+          *fd = got;
+        else
+          close(got); // one descriptor per message
+      }
+  if (n != ssize_t(sizeof m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+    if (*fd >= 0)
+      close(*fd);
+    *fd = -1;
+    errno = EPROTO;
+    return -1;
+  }
+  m.peer[sizeof m.peer - 1] = '\0';
+  return 1;
+}
+
+} // namespace pocld

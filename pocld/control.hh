@@ -1,0 +1,69 @@
+// control.hh - what the listener and the session processes share: the HELLO
+// checks, peer names, and the control channel between them (one AF_UNIX
+// SOCK_SEQPACKET socketpair per session process, sockets passed with
+// SCM_RIGHTS).
+#pragma once
+
+#include "wire.hh"
+
+#include <cstdint>
+
+namespace pocld {
+
+// A silent peer may hold a connection in its handshake no longer than this.
+constexpr int kHandshakeTimeoutMs = 10000;
+
+// The first 64 bytes on every connection.
+struct HelloMsg {
+  pocl_remote_hdr hdr;
+  pocl_remote_hello hello;
+};
+static_assert(sizeof(HelloMsg) ==
+                  sizeof(pocl_remote_hdr) + sizeof(pocl_remote_hello),
+              "packed handshake");
+
+// Why a HELLO arriving with this role (the port's) must be refused, or
+// nullptr.  *answer: the peer speaks PoCL-R, so it gets a HELLO_REPLY with
+// CL_INVALID_VALUE before the close; otherwise it is closed without one.
+// A command HELLO must carry the zero session id, a data HELLO a non-zero one.
+const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer);
+
+// "address:port" of a socket's peer, for log lines.
+struct PeerName {
+  char s[64] = "?";
+  explicit PeerName(int fd);
+};
+
+// Control messages.  Only the listener and its own children speak this, on
+// sockets nobody else can reach; still, each side checks what it gets.
+enum CtlType : uint32_t {
+  // session process -> listener: `id` is the new session's id.
+  kCtlRegister = 1,
+  // listener -> session process: status 0, or -1 if the id is taken (the
+  // process draws another one).
+  kCtlRegistered = 2,
+  // listener -> session process, with a socket attached: a connection whose
+  // HELLO (role `role`, this session's id) the listener has read and checked.
+  // Today only POCL_REMOTE_ROLE_DATA; a reconnecting command socket would
+  // come the same way.
+  kCtlAttach = 3,
+};
+
+struct CtlMsg {
+  uint32_t type;
+  uint32_t role;  // kCtlAttach
+  int32_t status; // kCtlRegistered
+  uint32_t reserved;
+  uint8_t id[16];
+  char peer[64]; // kCtlAttach: the socket's peer (NUL-terminated)
+};
+
+// Sends one message, with `fd` attached when fd >= 0.  MSG_DONTWAIT when
+// `dontwait` (the listener never blocks on a child).  False on failure.
+bool ctl_send(int ctl, const CtlMsg &m, int fd, bool dontwait);
+// Receives one message; *fd gets an attached descriptor (close-on-exec) or
+// -1.  1: a message; 0: the peer closed; -1: error or a malformed message
+// (any descriptor that came with it is closed).
+int ctl_recv(int ctl, CtlMsg &m, int *fd);
+
+} // namespace pocld
