@@ -95,3 +95,5 @@ if(ENABLE_HOST_CPU_DEVICES)
       FAIL_REGULAR_EXPRESSION "api_${part}: FAIL")
   endforeach()
 endif()
+
+include(runaway_kernel.cmake)
