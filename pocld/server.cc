@@ -339,7 +339,7 @@ void Server::hello_done(Handshake &h)
   if (!h.data_port) {
     // Command connections come here only when over the session limit.
     char why[96];
-    snprintf(why, sizeof why, "%u sessions already, the limit (--max-sessions)",
+    snprintf(why, sizeof why, "at the limit of %u sessions (--max-sessions)",
              max_sessions_);
     return refuse(h.fd, h.peer.c_str(), why, true, CL_OUT_OF_RESOURCES);
   }
