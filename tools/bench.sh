@@ -3,14 +3,14 @@
 # loopback: the remote device is pocld's pthread device, the local reference
 # is the pthread device in the benchmark's own process.
 #   tools/bench.sh [ITERATIONS]
-# Env: BUILD_DIR (default build/pocl).
+# Env: BUILD_DIR (default build, as for tools/build.sh).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$repo/build/pocl}
+build=${BUILD_DIR:-$repo/build}/pocl
 bench=$build/remote_bench
 cc -O2 -Wall -o "$bench" "$repo/tools/bench/remote_bench.c" -lOpenCL -lpthread
 
-state=$(mktemp)
+state=$(mktemp -u)
 stop() { "$repo/tests/remote/pocld_fixture.sh" stop "$state" || true; }
 trap stop EXIT
 "$repo/tests/remote/pocld_fixture.sh" start "$state" "$build/pocld/pocld" "$build"
