@@ -182,10 +182,6 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     std::lock_guard<std::mutex> lock(ev_mu_);
     finishing_.push_back(p);
   }
-  if (devs_.platforms[p->platform].wait_completion) {
-    wait_for(p);
-    return;
-  }
   t_registering = p;
   err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
   t_registering = nullptr;
@@ -198,49 +194,6 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
                    nullptr);
     complete(p, st);
   }
-}
-
-void Session::wait_for(Pending *p)
-{
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    waiting_.push_back(p);
-  }
-  if (!waiter_.joinable())
-    waiter_ = std::thread(&Session::waiter_loop, this);
-  wait_cv_.notify_one();
-}
-
-// Waits for the commands in the order they were enqueued: a command that
-// finishes early behind a long one is reported when that one is.
-void Session::waiter_loop()
-{
-  std::unique_lock<std::mutex> lock(wait_mu_);
-  for (;;) {
-    wait_cv_.wait(lock, [&] { return waiter_stop_ || !waiting_.empty(); });
-    if (waiting_.empty())
-      return;
-    Pending *p = waiting_.front();
-    waiting_.pop_front();
-    lock.unlock();
-    clWaitForEvents(1, &p->ev);
-    cl_int st = CL_COMPLETE;
-    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
-                   nullptr);
-    complete(p, st);
-    lock.lock();
-  }
-}
-
-void Session::stop_waiter()
-{
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    waiter_stop_ = true;
-  }
-  wait_cv_.notify_one();
-  if (waiter_.joinable())
-    waiter_.join();
 }
 
 void Session::complete(Pending *p, cl_int exec_status)

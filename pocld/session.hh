@@ -10,7 +10,6 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -186,9 +185,6 @@ private:
   bool notify(const Msg &m);
   void fail_slot(DataSlot &s);
   void sweep_failed();
-  void wait_for(Pending *p);
-  void waiter_loop();
-  void stop_waiter();
 
   // commands.cc
   bool command(const Msg &m);
@@ -232,14 +228,6 @@ private:
   std::vector<cl_event> failed_;             // see Session::complete
   std::atomic<uint64_t> inflight_{0};        // callbacks still to run
   std::atomic<bool> draining_{false};
-
-  // Commands of Platform::wait_completion platforms, completed in order by
-  // waiter_ (started on first use).  Guarded by wait_mu_.
-  std::mutex wait_mu_;
-  std::condition_variable wait_cv_;
-  std::deque<Pending *> waiting_;
-  bool waiter_stop_ = false;
-  std::thread waiter_;
 
   // Everything below belongs to the command reader thread alone.
   std::vector<cl_context> contexts_; // per platform, created on first use
