@@ -37,7 +37,7 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
                               F enqueue)
 {
   cl_int err = CL_SUCCESS;
-  Pending *p = open_cmd(id, waits, c.num_waits, q, err);
+  Pending *p = open_cmd(id, waits, c.num_waits, q, c.queue_id, err);
   if (p == nullptr) {
     if (st != nullptr)
       st->unref();
@@ -50,6 +50,7 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   p->flags = c.flags;
   p->kind = kind;
   if (extra_wait != nullptr) {
+    gate(p);
     clRetainEvent(extra_wait);
     waits_.push_back(extra_wait);
   }

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 namespace pocld {
@@ -317,6 +319,18 @@ std::string platform_string(cl_platform_id p, cl_platform_info param)
   return s;
 }
 
+// Platform::wait_completion: NVIDIA's unless POCLD_COMPLETION says.
+bool wait_completion(cl_platform_id p)
+{
+  const char *env = getenv("POCLD_COMPLETION");
+  if (env != nullptr && strcmp(env, "callback") == 0)
+    return false;
+  if (env != nullptr && strcmp(env, "wait") == 0)
+    return true;
+  return platform_string(p, CL_PLATFORM_VENDOR).find("NVIDIA") !=
+         std::string::npos;
+}
+
 std::string platform_key(size_t index, cl_platform_id p, cl_uint nd)
 {
   std::string k =
@@ -400,6 +414,11 @@ Devices discover_devices(const char *sid, bool verbose,
                                   g_probe_called[d.platforms.size()]);
     if (learnt != nullptr)
       learnt->push_back({key, p.silent_failures});
+    p.wait_completion = wait_completion(pid);
+    if (p.wait_completion)
+      POCLD_LOG(info, sid,
+                "platform %zu: completions noticed by waiting, not callbacks",
+                d.platforms.size());
     if (p.silent_failures)
       POCLD_LOG(info, sid,
                 "platform %zu does not call back for failed commands, "

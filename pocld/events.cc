@@ -70,15 +70,18 @@ cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
 }
 
 Pending *Session::open_cmd(uint64_t id, const uint8_t *raw, uint32_t num_waits,
-                           const Queue &q, cl_int &err)
+                           const Queue &q, uint64_t queue_id, cl_int &err)
 {
   waits_.clear();
+  bool gated = false;
   // Foreign events first: their table is the reader's alone, no lock needed.
   for (uint32_t i = 0; i < num_waits; ++i) {
     pocl_remote_wait w = load<pocl_remote_wait>(raw + i * sizeof w);
-    if (w.origin == POCL_REMOTE_WAIT_FOREIGN)
+    if (w.origin == POCL_REMOTE_WAIT_FOREIGN) {
+      size_t before = waits_.size();
       err = foreign_wait(w.event_id, q.platform);
-    else if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER) {
+      gated |= waits_.size() > before;
+    } else if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER) {
       LOG_ERR(sid_, "wait entry with unknown origin %u", w.origin);
       err = kProtocolError;
     }
@@ -99,6 +102,7 @@ Pending *Session::open_cmd(uint64_t id, const uint8_t *raw, uint32_t num_waits,
       if (it == events_.end())
         continue;
       Pending &o = it->second;
+      gated |= o.gated;
       if (o.platform == q.platform) {
         clRetainEvent(o.ev);
         waits_.push_back(o.ev);
@@ -125,8 +129,16 @@ Pending *Session::open_cmd(uint64_t id, const uint8_t *raw, uint32_t num_waits,
           spare_.push_back(std::move(ins.node));
       } else
         r = events_.try_emplace(id);
-      if (r.second)
+      if (r.second) {
         p = &r.first->second;
+        auto g = gated_by_queue_.find(queue_id);
+        p->gated = false;
+        p->queue_id = queue_id;
+        if (gated || (g != gated_by_queue_.end() && g->second > 0)) {
+          p->gated = true;
+          ++gated_by_queue_[queue_id];
+        }
+      }
       else {
         LOG_ERR(sid_, "event id %llu is already in use",
                 (unsigned long long)id);
@@ -152,7 +164,29 @@ Pending *Session::open_cmd(uint64_t id, const uint8_t *raw, uint32_t num_waits,
 void Session::drop_pending(uint64_t id)
 {
   std::lock_guard<std::mutex> lock(ev_mu_);
+  auto it = events_.find(id);
+  if (it != events_.end())
+    ungate(&it->second);
   spare_.push_back(events_.extract(id));
+}
+
+// gate() and ungate() keep gated_by_queue_; ungate() runs under ev_mu_.
+void Session::gate(Pending *p)
+{
+  std::lock_guard<std::mutex> lock(ev_mu_);
+  if (!p->gated) {
+    p->gated = true;
+    ++gated_by_queue_[p->queue_id];
+  }
+}
+
+void Session::ungate(Pending *p)
+{
+  if (!p->gated)
+    return;
+  auto g = gated_by_queue_.find(p->queue_id);
+  if (g != gated_by_queue_.end() && --g->second == 0)
+    gated_by_queue_.erase(g);
 }
 
 void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
@@ -182,6 +216,10 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     std::lock_guard<std::mutex> lock(ev_mu_);
     finishing_.push_back(p);
   }
+  if (devs_.platforms[p->platform].wait_completion && !p->gated) {
+    wait_for(p);
+    return;
+  }
   t_registering = p;
   err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
   t_registering = nullptr;
@@ -194,6 +232,50 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
                    nullptr);
     complete(p, st);
   }
+}
+
+void Session::wait_for(Pending *p)
+{
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    waiting_.push_back(p);
+  }
+  if (!waiter_.joinable())
+    waiter_ = std::thread(&Session::waiter_loop, this);
+  wait_cv_.notify_one();
+}
+
+// Waits for the ungated commands in the order they were enqueued: each will
+// finish without the client's help, so this never blocks for good, but one
+// that finishes early behind a long one is reported when that one is.
+void Session::waiter_loop()
+{
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  for (;;) {
+    wait_cv_.wait(lock, [&] { return waiter_stop_ || !waiting_.empty(); });
+    if (waiting_.empty())
+      return;
+    Pending *p = waiting_.front();
+    waiting_.pop_front();
+    lock.unlock();
+    clWaitForEvents(1, &p->ev);
+    cl_int st = CL_COMPLETE;
+    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                   nullptr);
+    complete(p, st);
+    lock.lock();
+  }
+}
+
+void Session::stop_waiter()
+{
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    waiter_stop_ = true;
+  }
+  wait_cv_.notify_one();
+  if (waiter_.joinable())
+    waiter_.join();
 }
 
 void Session::complete(Pending *p, cl_int exec_status)
@@ -247,6 +329,7 @@ void Session::complete(Pending *p, cl_int exec_status)
     {
       std::lock_guard<std::mutex> lock(ev_mu_);
       bridges.swap(p->bridges);
+      ungate(p);
       spare_.push_back(events_.extract(id));
       if (keep)
         failed_.push_back(ev);

@@ -86,6 +86,7 @@ Session::Session(const Devices &devs, const SessionId &id, int cmd_fd)
 
 Session::~Session()
 {
+  stop_waiter();
   if (cmd_.fd >= 0)
     close(cmd_.fd);
   if (data_.fd >= 0)
@@ -323,6 +324,7 @@ void Session::teardown()
     std::unique_lock<std::mutex> lock(ev_mu_);
     drained_cv_.wait(lock, [&] { return inflight_.load() == 0; });
   }
+  stop_waiter();
   spare_.clear();
   for (cl_event ev : failed_)
     clReleaseEvent(ev);

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -94,6 +95,12 @@ struct Pending {
   // User events in other platforms' contexts that mirror ev, made when a
   // command on another platform waited on it.
   std::vector<cl_event> bridges;
+  // May wait, directly or through its queue's order, on an event the client
+  // completes later (a user event, another device, data still to come):
+  // such a command is never given to the waiter thread, which must not
+  // block behind it.
+  bool gated = true;
+  uint64_t queue_id = 0;
 };
 
 // An event of another device or a user event, as NOTIFY_EVENT reports it.
@@ -177,7 +184,9 @@ private:
 
   // events.cc: wait lists, the event table, completions.
   Pending *open_cmd(uint64_t id, const uint8_t *waits, uint32_t num_waits,
-                    const Queue &q, cl_int &err);
+                    const Queue &q, uint64_t queue_id, cl_int &err);
+  void gate(Pending *p);
+  void ungate(Pending *p);
   void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
   cl_int foreign_wait(uint64_t id, uint32_t platform);
   void release_waits();
@@ -185,6 +194,9 @@ private:
   bool notify(const Msg &m);
   void fail_slot(DataSlot &s);
   void sweep_failed();
+  void wait_for(Pending *p);
+  void waiter_loop();
+  void stop_waiter();
 
   // commands.cc
   bool command(const Msg &m);
@@ -226,8 +238,18 @@ private:
   std::vector<EventTable::node_type> spare_; // recycled table nodes
   std::vector<Pending *> finishing_;         // FINISH markers in flight
   std::vector<cl_event> failed_;             // see Session::complete
+  // Gated commands in flight per queue id (Pending::gated).
+  std::unordered_map<uint64_t, uint32_t> gated_by_queue_;
   std::atomic<uint64_t> inflight_{0};        // callbacks still to run
   std::atomic<bool> draining_{false};
+
+  // Commands of Platform::wait_completion platforms, completed in order by
+  // waiter_ (started on first use).  Guarded by wait_mu_.
+  std::mutex wait_mu_;
+  std::condition_variable wait_cv_;
+  std::deque<Pending *> waiting_;
+  bool waiter_stop_ = false;
+  std::thread waiter_;
 
   // Everything below belongs to the command reader thread alone.
   std::vector<cl_context> contexts_; // per platform, created on first use
