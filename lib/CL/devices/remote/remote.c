@@ -471,14 +471,6 @@ pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
   POCL_RETURN_GETINFO_STR (s);
 }
 
-/* Buffers of several client devices on one server are distinct server
-   objects; the device index in the low byte keeps their ids apart.  */
-static uint64_t
-remote_mem_id (cl_mem mem, remote_device_data *d)
-{
-  return (mem->id << 8) | d->server_device;
-}
-
 static cl_int
 pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
 {
@@ -497,7 +489,7 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
     {
       pocl_remote_create_image ci;
       memset (&ci, 0, sizeof (ci));
-      ci.mem_id = remote_mem_id (mem, d);
+      ci.mem_id = pocl_remote_wire_id (mem->id, device);
       ci.flags = mem->flags & access;
       ci.device = d->server_device;
       ci.image_type = mem->type;
@@ -508,7 +500,7 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
       ci.depth = mem->image_depth;
       ci.array_size = mem->image_array_size;
       if (mem->type == CL_MEM_OBJECT_IMAGE1D_BUFFER && mem->buffer)
-        ci.buffer_id = remote_mem_id (mem->buffer, d);
+        ci.buffer_id = pocl_remote_wire_id (mem->buffer->id, device);
       pocl_remote_request_async (d->server, POCL_RMSG_CREATE_IMAGE, &ci,
                                  sizeof (ci), NULL, 0);
     }
@@ -516,14 +508,14 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
     {
       pocl_remote_create_buffer cb;
       memset (&cb, 0, sizeof (cb));
-      cb.mem_id = remote_mem_id (mem, d);
+      cb.mem_id = pocl_remote_wire_id (mem->id, device);
       cb.flags = mem->flags & access;
       cb.size = mem->size;
       cb.device = d->server_device;
       pocl_remote_request_async (d->server, POCL_RMSG_CREATE_BUFFER, &cb,
                                  sizeof (cb), NULL, 0);
     }
-  p->mem_ptr = (void *)(uintptr_t)remote_mem_id (mem, d);
+  p->mem_ptr = (void *)(uintptr_t)pocl_remote_wire_id (mem->id, device);
   p->version = 0;
   return CL_SUCCESS;
 }
@@ -533,7 +525,7 @@ pocl_remote_free (cl_device_id device, cl_mem mem)
 {
   remote_device_data *d = (remote_device_data *)device->data;
   pocl_mem_identifier *p = &mem->device_ptrs[device->global_mem_id];
-  pocl_remote_release r = { remote_mem_id (mem, d) };
+  pocl_remote_release r = { pocl_remote_wire_id (mem->id, device) };
   pocl_remote_send (d->server, 0, POCL_RMSG_FREE_BUFFER, 0, &r, sizeof (r),
                     NULL, 0);
   p->mem_ptr = NULL;
@@ -575,19 +567,13 @@ pocl_remote_free_queue (cl_device_id device, cl_command_queue queue)
   return CL_SUCCESS;
 }
 
-static uint64_t
-remote_sampler_id (cl_sampler s, remote_device_data *d)
-{
-  return (s->id << 8) | d->server_device;
-}
-
 static int
 pocl_remote_new_sampler (cl_device_id device, cl_sampler samp,
                          unsigned context_device_i)
 {
   remote_device_data *d = (remote_device_data *)device->data;
   pocl_remote_create_sampler cs;
-  cs.sampler_id = remote_sampler_id (samp, d);
+  cs.sampler_id = pocl_remote_wire_id (samp->id, device);
   cs.device = d->server_device;
   cs.normalized_coords = samp->normalized_coords;
   cs.addressing_mode = samp->addressing_mode;
@@ -601,22 +587,10 @@ pocl_remote_free_sampler (cl_device_id device, cl_sampler samp,
                           unsigned context_device_i)
 {
   remote_device_data *d = (remote_device_data *)device->data;
-  pocl_remote_release r = { remote_sampler_id (samp, d) };
+  pocl_remote_release r = { pocl_remote_wire_id (samp->id, device) };
   pocl_remote_send (d->server, 0, POCL_RMSG_FREE_SAMPLER, 0, &r, sizeof (r),
                     NULL, 0);
   return CL_SUCCESS;
-}
-
-uint64_t
-pocl_remote_mem_id (cl_mem mem, cl_device_id device)
-{
-  return remote_mem_id (mem, (remote_device_data *)device->data);
-}
-
-uint64_t
-pocl_remote_sampler_id (cl_sampler samp, cl_device_id device)
-{
-  return remote_sampler_id (samp, (remote_device_data *)device->data);
 }
 
 void

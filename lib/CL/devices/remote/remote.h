@@ -99,6 +99,15 @@ struct remote_event
   remote_event *deferred_next;
 };
 
+/* The id of an object on the server: PoCL's object id, with the server's
+   device index in the low byte, since each client device of one server
+   has its own server objects (buffers, programs, kernels, samplers).  */
+static inline uint64_t
+pocl_remote_wire_id (uint64_t object_id, cl_device_id dev)
+{
+  return (object_id << 8) | ((remote_device_data *)dev->data)->server_device;
+}
+
 /* remote_conn.c */
 remote_server *pocl_remote_server_get (const char *host, uint16_t port,
                                        cl_int *err);
@@ -130,8 +139,6 @@ void pocl_remote_complete_deferred (remote_server *s);
 
 /* remote.c */
 void pocl_remote_mark_unavailable (remote_server *s);
-uint64_t pocl_remote_mem_id (cl_mem mem, cl_device_id device);
-uint64_t pocl_remote_sampler_id (cl_sampler samp, cl_device_id device);
 
 /* remote_submit.c, remote_program.c: fill their part of the ops table */
 void pocl_remote_init_submit_ops (struct pocl_device_ops *ops);

@@ -91,8 +91,7 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
 
   memset (&b, 0, sizeof (b));
   b.cmd = *c;
-  b.kernel_id = (run->kernel->id << 8)
-                | ((remote_device_data *)dev->data)->server_device;
+  b.kernel_id = pocl_remote_wire_id (run->kernel->id, dev);
   b.work_dim = pc->work_dim;
   b.num_args = meta->num_args;
   for (i = 0; i < 3; ++i)
@@ -134,19 +133,19 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
           else
             {
               ra.kind = POCL_REMOTE_ARG_BUFFER;
-              ra.a = pocl_remote_mem_id (*(cl_mem *)a->value, dev);
+              ra.a = pocl_remote_wire_id ((*(cl_mem *)a->value)->id, dev);
               ra.b = a->offset;
             }
         }
       else if (ai->type == POCL_ARG_TYPE_IMAGE)
         {
           ra.kind = POCL_REMOTE_ARG_IMAGE;
-          ra.a = pocl_remote_mem_id (*(cl_mem *)a->value, dev);
+          ra.a = pocl_remote_wire_id ((*(cl_mem *)a->value)->id, dev);
         }
       else if (ai->type == POCL_ARG_TYPE_SAMPLER)
         {
           ra.kind = POCL_REMOTE_ARG_SAMPLER;
-          ra.a = pocl_remote_sampler_id (*(cl_sampler *)a->value, dev);
+          ra.a = pocl_remote_wire_id ((*(cl_sampler *)a->value)->id, dev);
         }
       else
         {
@@ -189,7 +188,7 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
                 pocl_remote_mem_cmd *m, struct iovec *waits)
 {
   cl_mem mem = node->sync.event.event->mem_objs[0];
-  uint64_t id = pocl_remote_mem_id (mem, node->device);
+  uint64_t id = pocl_remote_wire_id (mem->id, node->device);
   size_t region[3] = { mem->size, 1, 1 };
   size_t row = 0, slice = 0;
   int image = mem->is_image && !IS_IMAGE1D_BUFFER (mem);
@@ -283,7 +282,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
 
     case CL_COMMAND_READ_BUFFER:
       type = POCL_RMSG_READ;
-      m.src_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      m.src_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
       m.src_origin[0] = cmd->read.offset;
       m.region[0] = m.data_size = cmd->read.size;
       re->dst = cmd->read.dst_host_ptr;
@@ -292,7 +291,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
 
     case CL_COMMAND_WRITE_BUFFER:
       type = POCL_RMSG_WRITE;
-      m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
       m.dst_origin[0] = cmd->write.offset;
       m.region[0] = m.data_size = cmd->write.size;
       data = cmd->write.src_host_ptr;
@@ -300,8 +299,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
 
     case CL_COMMAND_COPY_BUFFER:
       type = POCL_RMSG_COPY;
-      m.src_id = pocl_remote_mem_id (cmd->copy.src, dev);
-      m.dst_id = pocl_remote_mem_id (cmd->copy.dst, dev);
+      m.src_id = pocl_remote_wire_id (cmd->copy.src->id, dev);
+      m.dst_id = pocl_remote_wire_id (cmd->copy.dst->id, dev);
       m.src_origin[0] = cmd->copy.src_offset;
       m.dst_origin[0] = cmd->copy.dst_offset;
       m.region[0] = cmd->copy.size;
@@ -311,7 +310,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       {
         _cl_command_read_rect *rr = &cmd->read_rect;
         type = POCL_RMSG_READ_RECT;
-        m.src_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+        m.src_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
         copy3 (m.src_origin, rr->buffer_origin);
         copy3 (m.region, rr->region);
         m.src_row_pitch = rr->buffer_row_pitch;
@@ -330,7 +329,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       {
         _cl_command_write_rect *wr = &cmd->write_rect;
         type = POCL_RMSG_WRITE_RECT;
-        m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+        m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
         copy3 (m.dst_origin, wr->buffer_origin);
         copy3 (m.region, wr->region);
         m.dst_row_pitch = wr->buffer_row_pitch;
@@ -350,8 +349,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       {
         _cl_command_copy_rect *cr = &cmd->copy_rect;
         type = POCL_RMSG_COPY_RECT;
-        m.src_id = pocl_remote_mem_id (cr->src, dev);
-        m.dst_id = pocl_remote_mem_id (cr->dst, dev);
+        m.src_id = pocl_remote_wire_id (cr->src->id, dev);
+        m.dst_id = pocl_remote_wire_id (cr->dst->id, dev);
         copy3 (m.src_origin, cr->src_origin);
         copy3 (m.dst_origin, cr->dst_origin);
         copy3 (m.region, cr->region);
@@ -364,7 +363,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
 
     case CL_COMMAND_FILL_BUFFER:
       type = POCL_RMSG_FILL;
-      m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
       m.dst_origin[0] = cmd->memfill.offset;
       m.region[0] = cmd->memfill.size;
       m.data_size = cmd->memfill.pattern_size;
@@ -383,7 +382,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
             size_t region[3] = { map->region[0] * pixel_size (mem),
                                  map->region[1], map->region[2] };
             type = POCL_RMSG_READ_IMAGE;
-            m.src_id = pocl_remote_mem_id (mem, dev);
+            m.src_id = pocl_remote_wire_id (mem->id, dev);
             copy3 (m.src_origin, map->origin);
             copy3 (m.region, map->region);
             m.data_size = region[0] * region[1] * region[2];
@@ -393,7 +392,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
         else
           {
             type = POCL_RMSG_READ;
-            m.src_id = pocl_remote_mem_id (mem, dev);
+            m.src_id = pocl_remote_wire_id (mem->id, dev);
             m.src_origin[0] = map->offset;
             m.region[0] = m.data_size = map->size;
             re->dst = map->host_ptr;
@@ -414,7 +413,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
             size_t region[3] = { map->region[0] * pixel_size (mem),
                                  map->region[1], map->region[2] };
             type = POCL_RMSG_WRITE_IMAGE;
-            m.dst_id = pocl_remote_mem_id (mem, dev);
+            m.dst_id = pocl_remote_wire_id (mem->id, dev);
             copy3 (m.dst_origin, map->origin);
             copy3 (m.region, map->region);
             m.data_size = region[0] * region[1] * region[2];
@@ -428,7 +427,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
         else
           {
             type = POCL_RMSG_WRITE;
-            m.dst_id = pocl_remote_mem_id (mem, dev);
+            m.dst_id = pocl_remote_wire_id (mem->id, dev);
             m.dst_origin[0] = map->offset;
             m.region[0] = m.data_size = map->size;
             data = map->host_ptr;
@@ -440,13 +439,13 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
     case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
       {
         _cl_command_read_image *ri = &cmd->read_image;
-        m.src_id = pocl_remote_mem_id (ri->src, dev);
+        m.src_id = pocl_remote_wire_id (ri->src->id, dev);
         copy3 (m.src_origin, ri->origin);
         copy3 (m.region, ri->region);
         if (ri->dst_host_ptr == NULL)
           {
             type = POCL_RMSG_COPY_IMAGE_TO_BUFFER;
-            m.dst_id = pocl_remote_mem_id (ri->dst, dev);
+            m.dst_id = pocl_remote_wire_id (ri->dst->id, dev);
             m.dst_origin[0] = ri->dst_offset;
             break;
           }
@@ -463,13 +462,13 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
     case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
       {
         _cl_command_write_image *wi = &cmd->write_image;
-        m.dst_id = pocl_remote_mem_id (wi->dst, dev);
+        m.dst_id = pocl_remote_wire_id (wi->dst->id, dev);
         copy3 (m.dst_origin, wi->origin);
         copy3 (m.region, wi->region);
         if (wi->src_host_ptr == NULL)
           {
             type = POCL_RMSG_COPY_BUFFER_TO_IMAGE;
-            m.src_id = pocl_remote_mem_id (wi->src, dev);
+            m.src_id = pocl_remote_wire_id (wi->src->id, dev);
             m.src_origin[0] = wi->src_offset;
             break;
           }
@@ -488,8 +487,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
 
     case CL_COMMAND_COPY_IMAGE:
       type = POCL_RMSG_COPY_IMAGE;
-      m.src_id = pocl_remote_mem_id (cmd->copy_image.src, dev);
-      m.dst_id = pocl_remote_mem_id (cmd->copy_image.dst, dev);
+      m.src_id = pocl_remote_wire_id (cmd->copy_image.src->id, dev);
+      m.dst_id = pocl_remote_wire_id (cmd->copy_image.dst->id, dev);
       copy3 (m.src_origin, cmd->copy_image.src_origin);
       copy3 (m.dst_origin, cmd->copy_image.dst_origin);
       copy3 (m.region, cmd->copy_image.region);
@@ -497,7 +496,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
 
     case CL_COMMAND_FILL_IMAGE:
       type = POCL_RMSG_FILL_IMAGE;
-      m.dst_id = pocl_remote_mem_id (e->mem_objs[0], dev);
+      m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
       copy3 (m.dst_origin, cmd->fill_image.origin);
       copy3 (m.region, cmd->fill_image.region);
       m.data_size = sizeof (cl_uint4);

@@ -17,12 +17,6 @@ typedef struct remote_program
   pocl_kernel_metadata_t *meta;
 } remote_program;
 
-static uint64_t
-wire_id (uint64_t object_id, cl_device_id dev)
-{
-  return (object_id << 8) | ((remote_device_data *)dev->data)->server_device;
-}
-
 /* A bounds-checked reader over a reply payload: the server is not
    trusted.  */
 typedef struct reader
@@ -244,7 +238,7 @@ build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
   int i, n = 0;
 
   memset (&bp, 0, sizeof (bp));
-  bp.prog_id = wire_id (program->id, dev);
+  bp.prog_id = pocl_remote_wire_id (program->id, dev);
   bp.device = d->server_device;
   bp.kind = kind;
   bp.options_len = (uint32_t)(strlen (prefix) + strlen (opts));
@@ -337,7 +331,7 @@ pocl_remote_link_program (cl_program program, cl_uint device_i,
   if (ids == NULL)
     return CL_OUT_OF_HOST_MEMORY;
   for (i = 0; i < num_input_programs; ++i)
-    ids[i] = wire_id (input_programs[i]->id, dev);
+    ids[i] = pocl_remote_wire_id (input_programs[i]->id, dev);
   struct iovec iov = { ids, num_input_programs * sizeof (uint64_t) };
   int err = build (program, device_i, POCL_REMOTE_BUILD_LINK, "", &iov, 1,
                    num_input_programs, 0);
@@ -357,7 +351,7 @@ pocl_remote_free_program (cl_device_id device, cl_program program,
       free (rp);
       program->data[device_i] = NULL;
     }
-  pocl_remote_release r = { wire_id (program->id, device) };
+  pocl_remote_release r = { pocl_remote_wire_id (program->id, device) };
   pocl_remote_send (d->server, 0, POCL_RMSG_FREE_PROGRAM, 0, &r, sizeof (r),
                     NULL, 0);
   return CL_SUCCESS;
@@ -412,8 +406,8 @@ pocl_remote_new_kernel (cl_device_id device, cl_program program,
 {
   remote_device_data *d = (remote_device_data *)device->data;
   pocl_remote_create_kernel ck;
-  ck.kernel_id = wire_id (kernel->id, device);
-  ck.prog_id = wire_id (program->id, device);
+  ck.kernel_id = pocl_remote_wire_id (kernel->id, device);
+  ck.prog_id = pocl_remote_wire_id (program->id, device);
   ck.device = d->server_device;
   ck.name_len = (uint32_t)strlen (kernel->name);
   struct iovec iov = { (void *)kernel->name, ck.name_len };
@@ -426,7 +420,7 @@ pocl_remote_free_kernel (cl_device_id device, cl_program program,
                          cl_kernel kernel, unsigned device_i)
 {
   remote_device_data *d = (remote_device_data *)device->data;
-  pocl_remote_release r = { wire_id (kernel->id, device) };
+  pocl_remote_release r = { pocl_remote_wire_id (kernel->id, device) };
   pocl_remote_send (d->server, 0, POCL_RMSG_FREE_KERNEL, 0, &r, sizeof (r),
                     NULL, 0);
   return CL_SUCCESS;

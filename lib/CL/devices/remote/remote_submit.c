@@ -273,7 +273,7 @@ spin_while (int (*pending) (const void *), const void *obj)
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause ();
 #elif defined(__aarch64__)
-      __asm__ __volatile__ ("yield");
+      __asm__ __volatile__("yield");
 #endif
     }
 }
