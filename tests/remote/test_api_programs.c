@@ -18,6 +18,8 @@
      CL_KERNEL_NUM_ARGS, CL_KERNEL_FUNCTION_NAME, clGetKernelArgInfo
      (built with -cl-kernel-arg-info), clGetKernelWorkGroupInfo
      (reqd_work_group_size attribute), clCreateKernelsInProgram.
+   - A 3-D NDRange with a global offset and a local size: every work-item's
+     global, local and group ids.
    - If CL_DEVICE_IMAGE_SUPPORT: a 2-D RGBA/CL_UNSIGNED_INT8 image written
      with clEnqueueWriteImage, read in a kernel through a sampler passed as an
      argument (nearest, clamp-to-edge, unnormalized coordinates, reads that
@@ -59,9 +61,8 @@ expect_u32 (const uint32_t *got, const uint32_t *want, size_t n,
    out[i] == f(i, v) computed by `model`.  */
 static void
 run_and_check (cl_context c, cl_command_queue cq, cl_program prog,
-               const char *name, uint32_t v, uint32_t (*model) (uint32_t,
-                                                                uint32_t),
-               const char *what)
+               const char *name, uint32_t v,
+               uint32_t (*model) (uint32_t, uint32_t), const char *what)
 {
   cl_kernel k = create_kernel (prog, name);
   cl_mem b = create_buffer (c, CL_MEM_READ_WRITE, N * 4, NULL);
@@ -105,8 +106,7 @@ test_binaries (void)
     fail ("CL_PROGRAM_BINARY_SIZES is 0 for a built program");
   unsigned char *bin = xmalloc (bsize);
   unsigned char *bins[1] = { bin };
-  CHECK (clGetProgramInfo (p, CL_PROGRAM_BINARIES, sizeof (bins), bins,
-                           NULL));
+  CHECK (clGetProgramInfo (p, CL_PROGRAM_BINARIES, sizeof (bins), bins, NULL));
   clReleaseProgram (p);
 
   /* same context, and a fresh context + queue */
@@ -230,8 +230,8 @@ test_compile_link (void)
   cl_program pm = compile_one (main_src, hdr, "main with embedded header");
   cl_program pl = compile_one (lib_src, hdr, "library with embedded header");
   cl_program ins[2] = { pm, pl };
-  cl_program exe = clLinkProgram (ctx, 1, &dev, NULL, 2, ins, NULL, NULL,
-                                  &err);
+  cl_program exe
+      = clLinkProgram (ctx, 1, &dev, NULL, 2, ins, NULL, NULL, &err);
   if (err != CL_SUCCESS || exe == NULL)
     {
       char *log = exe ? build_log (exe, dev) : NULL;
@@ -250,8 +250,8 @@ test_compile_link (void)
 
   /* undefined function: the link must fail */
   cl_program pu = compile_one (undef_src, NULL, "undefined reference");
-  cl_program bad = clLinkProgram (ctx, 1, &dev, NULL, 1, &pu, NULL, NULL,
-                                  &err);
+  cl_program bad
+      = clLinkProgram (ctx, 1, &dev, NULL, 1, &pu, NULL, NULL, &err);
   if (err != CL_LINK_PROGRAM_FAILURE)
     fail ("linking a call to an undefined function returned %d (%s), "
           "expected CL_LINK_PROGRAM_FAILURE",
@@ -284,13 +284,77 @@ expect_str (const char *got, const char *want, const char *what)
     fail ("%s is \"%s\", expected \"%s\"", what, got, want);
 }
 
+/* A 3-D NDRange with a global offset and an explicit local size: every
+   work-item records its global, local and group ids, each packed as
+   x | y << 10 | z << 20, in the slot of its position within the range.  */
+static const char *ids_src
+    = "#define PACK(f) ((uint)f (0) | (uint)f (1) << 10 | (uint)f (2) << 20)\n"
+      "__kernel void ids (__global uint *out)\n"
+      "{\n"
+      "  size_t i = ((get_global_id (2) - get_global_offset (2))\n"
+      "                  * get_global_size (1)\n"
+      "              + (get_global_id (1) - get_global_offset (1)))\n"
+      "                 * get_global_size (0)\n"
+      "             + (get_global_id (0) - get_global_offset (0));\n"
+      "  out[3 * i] = PACK (get_global_id);\n"
+      "  out[3 * i + 1] = PACK (get_local_id);\n"
+      "  out[3 * i + 2] = PACK (get_group_id);\n"
+      "}\n";
+
+static void
+test_ndrange_ids (void)
+{
+  const size_t offset[3] = { 3, 5, 7 }, global[3] = { 8, 6, 4 },
+               local[3] = { 4, 3, 2 };
+  const size_t n = global[0] * global[1] * global[2];
+  cl_int err;
+  step ("build");
+  cl_program p = build_program (ctx, dev, ids_src, NULL);
+  cl_kernel k = clCreateKernel (p, "ids", &err);
+  CHECK_ERR (err, "clCreateKernel(ids)");
+  cl_mem out = clCreateBuffer (ctx, CL_MEM_READ_WRITE,
+                               3 * n * sizeof (cl_uint), NULL, &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  CHECK (clSetKernelArg (k, 0, sizeof (out), &out));
+  step ("run");
+  CHECK (
+      clEnqueueNDRangeKernel (q, k, 3, offset, global, local, 0, NULL, NULL));
+  cl_uint *got = xmalloc (3 * n * sizeof (cl_uint));
+  CHECK (clEnqueueReadBuffer (q, out, CL_TRUE, 0, 3 * n * sizeof (cl_uint),
+                              got, 0, NULL, NULL));
+  size_t x, y, z;
+  for (z = 0; z < global[2]; ++z)
+    for (y = 0; y < global[1]; ++y)
+      for (x = 0; x < global[0]; ++x)
+        {
+          size_t i = (z * global[1] + y) * global[0] + x;
+          cl_uint want[3] = {
+            (cl_uint)((x + offset[0]) | (y + offset[1]) << 10
+                      | (z + offset[2]) << 20),
+            (cl_uint)(x % local[0] | (y % local[1]) << 10
+                      | (z % local[2]) << 20),
+            (cl_uint)(x / local[0] | (y / local[1]) << 10
+                      | (z / local[2]) << 20),
+          };
+          if (memcmp (&got[3 * i], want, sizeof (want)) != 0)
+            fail ("work-item (%zu,%zu,%zu): ids %08x %08x %08x, expected "
+                  "%08x %08x %08x",
+                  x, y, z, got[3 * i], got[3 * i + 1], got[3 * i + 2], want[0],
+                  want[1], want[2]);
+        }
+  free (got);
+  clReleaseMemObject (out);
+  clReleaseKernel (k);
+  clReleaseProgram (p);
+  note ("NDRange: 3-D global offset and local size, all ids right");
+}
+
 static void
 test_kernel_metadata (void)
 {
   cl_program p = build_program (ctx, dev, meta_src, "-cl-kernel-arg-info");
   size_t nk = 0;
-  CHECK (clGetProgramInfo (p, CL_PROGRAM_NUM_KERNELS, sizeof (nk), &nk,
-                           NULL));
+  CHECK (clGetProgramInfo (p, CL_PROGRAM_NUM_KERNELS, sizeof (nk), &nk, NULL));
   if (nk != 2)
     fail ("CL_PROGRAM_NUM_KERNELS is %zu, expected 2", nk);
   char names[256] = "";
@@ -306,8 +370,8 @@ test_kernel_metadata (void)
   if (na != 5)
     fail ("CL_KERNEL_NUM_ARGS is %u, expected 5", na);
   char buf[256];
-  CHECK (clGetKernelInfo (k, CL_KERNEL_FUNCTION_NAME, sizeof (buf), buf,
-                          NULL));
+  CHECK (
+      clGetKernelInfo (k, CL_KERNEL_FUNCTION_NAME, sizeof (buf), buf, NULL));
   expect_str (buf, "meta_k", "CL_KERNEL_FUNCTION_NAME");
 
   static const char *arg_names[5]
@@ -345,9 +409,10 @@ test_kernel_metadata (void)
                                  sizeof (t), &t, NULL));
       /* __constant pointers report CONST (arg 2); whether a const scalar
          (arg 3) reports CONST is left open by the spec */
-      int ok = i == 3 ? (t == CL_KERNEL_ARG_TYPE_NONE
+      int ok = i == 3   ? (t == CL_KERNEL_ARG_TYPE_NONE
                          || t == CL_KERNEL_ARG_TYPE_CONST)
-                      : i == 2 ? (t & tq[i]) == tq[i] : t == tq[i];
+               : i == 2 ? (t & tq[i]) == tq[i]
+                        : t == tq[i];
       if (!ok)
         fail ("CL_KERNEL_ARG_TYPE_QUALIFIER of arg %u is 0x%llx, expected "
               "0x%llx",
@@ -389,12 +454,14 @@ static const char *img_src
       "{\n"
       "  int x = get_global_id (0), y = get_global_id (1);\n"
       "  int w = get_image_width (img);\n"
-      "  out[y * w + x] = read_imageui (img, src_smp, (int2) (x - 3, y + 2));\n"
+      "  out[y * w + x] = read_imageui (img, src_smp, (int2) (x - 3, y + "
+      "2));\n"
       "}\n"
       "__kernel void gen_write (__write_only image2d_t img, uint salt)\n"
       "{\n"
       "  int x = get_global_id (0), y = get_global_id (1);\n"
-      "  uint4 v = (uint4) (x * 3 + salt, y * 5, (x ^ y) & 255, 200 + (x & 7));\n"
+      "  uint4 v = (uint4) (x * 3 + salt, y * 5, (x ^ y) & 255, 200 + (x & "
+      "7));\n"
       "  write_imageui (img, (int2) (x, y), v & (uint4) 255);\n"
       "}\n";
 
@@ -408,8 +475,8 @@ clampi (int v, int lo, int hi)
 }
 
 static void
-check_pixels_u4 (const cl_uint4 *got, const unsigned char *img, int dx,
-                 int dy, const char *what)
+check_pixels_u4 (const cl_uint4 *got, const unsigned char *img, int dx, int dy,
+                 const char *what)
 {
   for (int y = 0; y < IH; ++y)
     for (int x = 0; x < IW; ++x)
@@ -504,9 +571,8 @@ test_images (void)
       CHECK (clSetKernelArg (ks, 3, sizeof (dx), &dx));
       CHECK (clSetKernelArg (ks, 4, sizeof (dy), &dy));
       CHECK (clEnqueueNDRangeKernel (q, ks, 2, NULL, g2, NULL, 0, NULL, NULL));
-      CHECK (clEnqueueReadBuffer (q, out, CL_TRUE, 0,
-                                  IW * IH * sizeof (cl_uint4), ov, 0, NULL,
-                                  NULL));
+      CHECK (clEnqueueReadBuffer (
+          q, out, CL_TRUE, 0, IW * IH * sizeof (cl_uint4), ov, 0, NULL, NULL));
       char what[96];
       snprintf (what, sizeof (what),
                 "read_imageui through a sampler argument, shift (%d,%d)", dx,
@@ -523,8 +589,8 @@ test_images (void)
   note ("image reads through a sampler argument and a source sampler OK");
 
   /* a kernel writes an image; read it back with a padded row pitch */
-  cl_mem wimg = clCreateImage (ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL,
-                               &err);
+  cl_mem wimg
+      = clCreateImage (ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
   CHECK_ERR (err, "clCreateImage(written)");
   cl_kernel kw = create_kernel (p, "gen_write");
   cl_uint salt = 17;
@@ -579,16 +645,15 @@ test_images (void)
 
   /* image <-> buffer */
   cl_mem lin = create_buffer (ctx, CL_MEM_READ_WRITE, NB + 64, NULL);
-  CHECK (clEnqueueCopyImageToBuffer (q, wimg, lin, org, reg, 64, 0, NULL,
-                                     NULL));
+  CHECK (
+      clEnqueueCopyImageToBuffer (q, wimg, lin, org, reg, 64, 0, NULL, NULL));
   unsigned char *lg = xmalloc (NB + 64);
   CHECK (clEnqueueReadBuffer (q, lin, CL_TRUE, 64, NB, lg, 0, NULL, NULL));
   expect_img (lg, want, NB, "clEnqueueCopyImageToBuffer");
   CHECK (clEnqueueWriteBuffer (q, lin, CL_TRUE, 64, NB, pix, 0, NULL, NULL));
   size_t bo[3] = { 2, 1, 0 }, br[3] = { 9, 6, 1 };
   /* buffer holds pix packed: the region starting at pixel index 0 */
-  CHECK (clEnqueueCopyBufferToImage (q, lin, wimg, 64, bo, br, 0, NULL,
-                                     NULL));
+  CHECK (clEnqueueCopyBufferToImage (q, lin, wimg, 64, bo, br, 0, NULL, NULL));
   for (size_t y = 0; y < br[1]; ++y)
     memcpy (want + 4 * ((bo[1] + y) * IW + bo[0]), pix + 4 * y * br[0],
             4 * br[0]);
@@ -634,6 +699,7 @@ main (int argc, char **argv)
   sub_after_failure = drain;
   run_sub ("program binaries", test_binaries, 60);
   run_sub ("clCompileProgram + clLinkProgram", test_compile_link, 60);
+  run_sub ("NDRange offsets and local sizes", test_ndrange_ids, 60);
   run_sub ("kernel metadata", test_kernel_metadata, 60);
   run_sub ("images and samplers", test_images, 60);
 
