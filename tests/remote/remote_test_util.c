@@ -379,6 +379,38 @@ need_remote_device (void)
   return d;
 }
 
+/* The device a test program runs on, its name and a context on it: the
+   remote device, or with the argument "local" the first local one (the
+   same checks there tell driver bugs from test bugs).  */
+static __attribute__ ((unused)) cl_device_id
+open_test_device (int argc, char **argv, char *name, size_t name_size,
+                  cl_context *ctx)
+{
+  int remote = !(argc > 1 && strcmp (argv[1], "local") == 0);
+  cl_device_id d = remote ? need_remote_device () : find_device (0);
+  if (d == NULL)
+    fail ("no local device");
+  device_name (d, name, name_size);
+  note ("device: %s", name);
+  cl_int err;
+  *ctx = clCreateContext (NULL, 1, &d, NULL, NULL, &err);
+  CHECK_ERR (err, "clCreateContext");
+  return d;
+}
+
+/* The remote device, a context on it and an in-order queue.  */
+static __attribute__ ((unused)) cl_command_queue
+open_remote_queue (cl_device_id *dev, cl_context *ctx)
+{
+  cl_int err;
+  *dev = need_remote_device ();
+  *ctx = clCreateContext (NULL, 1, dev, NULL, NULL, &err);
+  CHECK_ERR (err, "clCreateContext");
+  cl_command_queue q = clCreateCommandQueue (*ctx, *dev, 0, &err);
+  CHECK_ERR (err, "clCreateCommandQueue");
+  return q;
+}
+
 static __attribute__ ((unused)) char *
 build_log (cl_program prog, cl_device_id dev)
 {

@@ -480,17 +480,10 @@ test_profiling (void)
 int
 main (int argc, char **argv)
 {
-  int remote = !(argc > 1 && strcmp (argv[1], "local") == 0);
   watchdog (120, "setup (device, context, program build)");
-  dev = remote ? need_remote_device () : find_device (0);
-  if (dev == NULL)
-    fail ("no local device");
   char name[256];
-  device_name (dev, name, sizeof (name));
-  note ("device: %s", name);
+  dev = open_test_device (argc, argv, name, sizeof (name), &ctx);
   cl_int err;
-  ctx = clCreateContext (NULL, 1, &dev, NULL, NULL, &err);
-  CHECK_ERR (err, "clCreateContext");
   prog = build_program (ctx, dev, source, NULL);
   q = clCreateCommandQueue (ctx, dev, 0, &err);
   CHECK_ERR (err, "clCreateCommandQueue");

@@ -44,12 +44,9 @@ expect_val (uint32_t in, uint32_t salt, uint32_t i)
 static int
 run_client (int id, int iterations)
 {
-  cl_int err;
-  cl_device_id dev = need_remote_device ();
-  cl_context ctx = clCreateContext (NULL, 1, &dev, NULL, NULL, &err);
-  CHECK_ERR (err, "clCreateContext");
-  cl_command_queue q = clCreateCommandQueue (ctx, dev, 0, &err);
-  CHECK_ERR (err, "clCreateCommandQueue");
+  cl_device_id dev;
+  cl_context ctx;
+  cl_command_queue q = open_remote_queue (&dev, &ctx);
   cl_program prog = build_program (ctx, dev, source, NULL);
   cl_kernel k = create_kernel (prog, "mixk");
 

@@ -109,11 +109,9 @@ main (int argc, char **argv)
 
   watchdog (120, "setup (device, build, round trip) before the kill");
   cl_int err;
-  cl_device_id dev = need_remote_device ();
-  cl_context ctx = clCreateContext (NULL, 1, &dev, NULL, NULL, &err);
-  CHECK_ERR (err, "clCreateContext");
-  cl_command_queue q = clCreateCommandQueue (ctx, dev, 0, &err);
-  CHECK_ERR (err, "clCreateCommandQueue");
+  cl_device_id dev;
+  cl_context ctx;
+  cl_command_queue q = open_remote_queue (&dev, &ctx);
   cl_program prog = build_program (ctx, dev, source, NULL);
   cl_kernel spin = create_kernel (prog, "spin");
   cl_kernel inc = create_kernel (prog, "inc");

@@ -674,12 +674,9 @@ client_verify (int who, cl_command_queue q, cl_mem *bufs, uint32_t stamp)
 static int
 client_main (int who, int rfd, int wfd)
 {
-  cl_int err;
-  cl_device_id dev = need_remote_device ();
-  cl_context ctx = clCreateContext (NULL, 1, &dev, NULL, NULL, &err);
-  CHECK_ERR (err, "clCreateContext");
-  cl_command_queue q = clCreateCommandQueue (ctx, dev, 0, &err);
-  CHECK_ERR (err, "clCreateCommandQueue");
+  cl_device_id dev;
+  cl_context ctx;
+  cl_command_queue q = open_remote_queue (&dev, &ctx);
   cl_program prog = build_program (ctx, dev, client_src, NULL);
   cl_kernel k = create_kernel (prog, "stamp");
   cl_mem bufs[NBUF];
