@@ -26,10 +26,12 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 1u
+#define POCL_REMOTE_PROTOCOL_VERSION 2u
 #define POCL_REMOTE_DEFAULT_PORT 10998
-/* Command socket on P, bulk-data socket on P + 1.  */
+/* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
+   connections on P + 2 unless the client names another peer address.  */
 #define POCL_REMOTE_DATA_PORT_OFFSET 1
+#define POCL_REMOTE_PEER_PORT_OFFSET 2
 
 /* Limits every receiver enforces before allocating.  */
 /* Payload of anything but buffer and image data (sources, binaries, logs).  */
@@ -40,6 +42,9 @@ extern "C" {
 #define POCL_REMOTE_MAX_STRING (1u << 20)
 #define POCL_REMOTE_MAX_FILL_PATTERN 128u
 #define POCL_REMOTE_MAX_KERNELS 65536u
+/* Servers one client may introduce to each other (peer indices).  */
+#define POCL_REMOTE_MAX_PEERS 64u
+#define POCL_REMOTE_MAX_HOST 255u
 /* Payloads at least this large travel on the data socket so that they do not
    delay small commands queued behind them (head-of-line blocking).  */
 #define POCL_REMOTE_DATA_SOCKET_THRESHOLD (64u << 10)
@@ -63,6 +68,9 @@ typedef enum pocl_remote_msg_type
   POCL_RMSG_CREATE_KERNEL = 15, /* body: create_kernel; payload: name */
   POCL_RMSG_CREATE_SAMPLER = 16, /* body: create_sampler */
   POCL_RMSG_FINISH = 17,        /* body: release (id = queue id) */
+  /* Connect to another server's session as its peer; replied once the link
+     is up.  Body: connect_peer; payload: the peer's host.  */
+  POCL_RMSG_CONNECT_PEER = 18,
 
   /* Releases: asynchronous, no reply.  Body: release.  */
   POCL_RMSG_FREE_QUEUE = 30,
@@ -74,6 +82,10 @@ typedef enum pocl_remote_msg_type
   /* An event the server does not own (user event, other device) reached a
      final status.  Body: notify.  No reply.  */
   POCL_RMSG_NOTIFY_EVENT = 40,
+  /* Send PEER_NOTIFY to peer `peer` when event `event_id` of a command sent
+     on this session completes (at once if it has).  Body: subscribe.  No
+     reply.  */
+  POCL_RMSG_SUBSCRIBE = 41,
 
   /* Enqueued commands: hdr.id is the client's event id; the server answers
      with one POCL_RMSG_COMPLETION carrying the same id.  The payload starts
@@ -93,6 +105,14 @@ typedef enum pocl_remote_msg_type
   POCL_RMSG_COPY_IMAGE_TO_BUFFER = 62, /* body: mem_cmd */
   POCL_RMSG_COPY_BUFFER_TO_IMAGE = 63, /* body: mem_cmd */
   POCL_RMSG_MARKER = 64,      /* body: cmd (markers and barriers) */
+  /* A buffer migration between two servers; hdr.id is the migration's event,
+     which belongs to the receiving server.  PUSH goes to the server holding
+     the content: after its waits it sends the bytes to the peer as
+     PEER_DATA and sends no COMPLETION itself.  MIGRATE_IN goes to the
+     receiving server: it writes what the peer pushes and completes the
+     event.  Body: migrate.  */
+  POCL_RMSG_PUSH = 65,
+  POCL_RMSG_MIGRATE_IN = 66,
 
   /* Bulk bytes of a WRITE* command whose cmd.flags has
      POCL_RCMD_DATA_ON_DATA_SOCKET; sent on the data socket, hdr.id = the
@@ -107,7 +127,11 @@ typedef enum pocl_remote_msg_type
      No body; payload: the bytes.  */
   POCL_RMSG_OUTPUT = 92,
 
-  POCL_RMSG_TYPE_COUNT = 93
+  /* Server to server, on a peer connection.  */
+  POCL_RMSG_PEER_NOTIFY = 100, /* body: notify; an event subscribed to */
+  POCL_RMSG_PEER_DATA = 101,   /* body: peer_data; payload: the bytes */
+
+  POCL_RMSG_TYPE_COUNT = 102
 } pocl_remote_msg_type;
 
 typedef struct pocl_remote_hdr
@@ -120,15 +144,18 @@ typedef struct pocl_remote_hdr
 
 /* HELLO.  role: which socket this is.  A command socket with an all-zero
    session id asks for a new session; the data socket then presents the id
-   it was given.  */
+   it was given.  A peer connection presents the id of the session it joins
+   (the client handed it over in CONNECT_PEER) and, in peer_index, the
+   client's index of the connecting server.  */
 #define POCL_REMOTE_ROLE_COMMAND 0u
 #define POCL_REMOTE_ROLE_DATA 1u
+#define POCL_REMOTE_ROLE_PEER 2u
 typedef struct pocl_remote_hello
 {
   uint32_t magic;
   uint32_t version;
   uint32_t role;
-  uint32_t reserved;
+  uint32_t peer_index; /* ROLE_PEER; 0 otherwise */
   uint8_t session_id[16];
   uint64_t client_time_ns; /* CLOCK_REALTIME, for clock-offset estimation */
 } pocl_remote_hello;
@@ -161,6 +188,11 @@ typedef struct pocl_remote_device_info
   uint32_t device; /* index into the server's device list */
   uint32_t reserved;
 } pocl_remote_device_info;
+
+/* Pseudo-parameter in a DEVICE_INFO reply: the index of the device's
+   platform on the server, as a uint32.  Devices of one platform share a
+   native context, so buffers move between them with native copies.  */
+#define POCL_REMOTE_INFO_PLATFORM_INDEX 0x7E000000u
 
 /* Pseudo-parameter in a DEVICE_INFO reply: the image formats the device
    supports for CL_MEM_READ_WRITE images of type T (a cl_mem_object_type),
@@ -278,6 +310,24 @@ typedef struct pocl_remote_release
   uint64_t obj_id;
 } pocl_remote_release;
 
+/* CONNECT_PEER: the client's indices of this server (self) and of the
+   peer, and the peer's session and address (host in the payload).  */
+typedef struct pocl_remote_connect_peer
+{
+  uint32_t self_index;
+  uint32_t peer_index;
+  uint32_t port;
+  uint32_t host_len;
+  uint8_t session_id[16];
+} pocl_remote_connect_peer;
+
+typedef struct pocl_remote_subscribe
+{
+  uint64_t event_id;
+  uint32_t peer_index;
+  uint32_t reserved;
+} pocl_remote_subscribe;
+
 typedef struct pocl_remote_notify
 {
   uint64_t event_id;
@@ -287,9 +337,11 @@ typedef struct pocl_remote_notify
 
 /* One wait-list entry.  SAME_SERVER: an event of an earlier command sent on
    this session (the server may have retired it: then it is complete).
-   FOREIGN: completion arrives as NOTIFY_EVENT (before or after).  */
+   FOREIGN: completion arrives as NOTIFY_EVENT from the client, PEER: as
+   PEER_NOTIFY from the peer that runs it (before or after).  */
 #define POCL_REMOTE_WAIT_SAME_SERVER 0u
 #define POCL_REMOTE_WAIT_FOREIGN 1u
+#define POCL_REMOTE_WAIT_PEER 2u
 typedef struct pocl_remote_wait
 {
   uint64_t event_id;
@@ -301,6 +353,9 @@ typedef struct pocl_remote_wait
 #define POCL_RCMD_PROFILING 1u           /* report timestamps */
 #define POCL_RCMD_DATA_ON_DATA_SOCKET 2u /* WRITE*: bytes come as DATA */
 #define POCL_RCMD_BARRIER 4u             /* MARKER: it is a barrier */
+/* READ, COPY: mem_cmd.size_id names the source's cl_pocl_content_size
+   buffer; only the bytes before the content size are transferred.  */
+#define POCL_RCMD_CONTENT_SIZE 8u
 
 /* The part common to every enqueued command.  */
 typedef struct pocl_remote_cmd
@@ -353,8 +408,37 @@ typedef struct pocl_remote_mem_cmd
   uint64_t src_row_pitch, src_slice_pitch;
   uint64_t dst_row_pitch, dst_slice_pitch;
   uint64_t data_size; /* bytes in the payload after the waits, or sent as
-                         DATA, or expected back in the completion */
+                         DATA, or expected back in the completion (READ
+                         with POCL_RCMD_CONTENT_SIZE: at most) */
+  uint64_t size_id;   /* POCL_RCMD_CONTENT_SIZE: the size buffer */
 } pocl_remote_mem_cmd;
+
+/* PUSH and MIGRATE_IN.  Whole buffers: the destination gets `size` bytes,
+   of which only the content size travels when src_size_id is set; the size
+   buffer's 8 bytes travel with them into dst_size_id.  */
+typedef struct pocl_remote_migrate
+{
+  pocl_remote_cmd cmd; /* the queue on the server receiving this message */
+  uint64_t src_id;     /* buffer on the pushing server */
+  uint64_t dst_id;     /* buffer on the receiving server */
+  uint64_t src_size_id; /* content-size buffer on the pushing server, or 0 */
+  uint64_t dst_size_id; /* its counterpart on the receiving server, or 0 */
+  uint64_t size;
+  uint32_t peer; /* PUSH: the receiver's peer index; MIGRATE_IN: the
+                    pusher's */
+  uint32_t reserved;
+} pocl_remote_migrate;
+
+/* PEER_DATA: hdr.id is the migration event; payload_size bytes follow, the
+   first payload_size of the buffer (fewer than its size with a content
+   size).  status < 0: the push failed, no bytes.  */
+#define POCL_REMOTE_PEER_DATA_HAS_SIZE 1u
+typedef struct pocl_remote_peer_data
+{
+  int32_t status;
+  uint32_t flags;      /* POCL_REMOTE_PEER_DATA_HAS_SIZE */
+  uint64_t size_value; /* the content-size buffer's value */
+} pocl_remote_peer_data;
 
 /* COMPLETION.  Timestamps are the server's CLOCK_REALTIME-based
    nanoseconds, 0 when the command was not profiled.  */
@@ -386,7 +470,11 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_wait) == 16, "wait");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_cmd) == 16, "cmd");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg) == 24, "arg");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ndrange) == 112, "ndr");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_mem_cmd) == 144, "memcmd");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_mem_cmd) == 152, "memcmd");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_connect_peer) == 32, "cpeer");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_subscribe) == 16, "subscr");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_migrate) == 64, "migrate");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 16, "pdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 40, "compl");
 
 /* The fixed body size of each message type, or -1 for an unknown type.
@@ -414,6 +502,15 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_create_kernel);
     case POCL_RMSG_CREATE_SAMPLER:
       return sizeof (pocl_remote_create_sampler);
+    case POCL_RMSG_CONNECT_PEER:
+      return sizeof (pocl_remote_connect_peer);
+    case POCL_RMSG_SUBSCRIBE:
+      return sizeof (pocl_remote_subscribe);
+    case POCL_RMSG_PUSH:
+    case POCL_RMSG_MIGRATE_IN:
+      return sizeof (pocl_remote_migrate);
+    case POCL_RMSG_PEER_DATA:
+      return sizeof (pocl_remote_peer_data);
     case POCL_RMSG_FINISH:
     case POCL_RMSG_FREE_QUEUE:
     case POCL_RMSG_FREE_BUFFER:
@@ -422,6 +519,7 @@ pocl_remote_body_size (uint32_t type)
     case POCL_RMSG_FREE_SAMPLER:
       return sizeof (pocl_remote_release);
     case POCL_RMSG_NOTIFY_EVENT:
+    case POCL_RMSG_PEER_NOTIFY:
       return sizeof (pocl_remote_notify);
     case POCL_RMSG_NDRANGE:
       return sizeof (pocl_remote_ndrange);
