@@ -32,12 +32,12 @@ bool volume(const uint64_t r[3], uint64_t unit, uint64_t &out)
 // `st`.  extra_wait: one more event the command waits for (data arrival).
 template <class F>
 Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
-                              const uint8_t *waits, Queue &q, Staging *st,
+                              const WaitList &waits, Queue &q, Staging *st,
                               Pending::Kind kind, cl_event extra_wait,
                               F enqueue)
 {
   cl_int err = CL_SUCCESS;
-  Pending *p = open_cmd(id, waits, c.num_waits, q, c.queue_id, err);
+  Pending *p = open_cmd(id, waits, q, c.queue_id, err);
   if (p == nullptr) {
     if (st != nullptr)
       st->unref();
@@ -82,7 +82,7 @@ bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
 // enqueue(src, num_waits, waits, event).
 template <class F>
 bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
-                        const uint8_t *waits, Queue &q,
+                        const WaitList &waits, Queue &q,
                         const uint8_t *inline_data, uint64_t size, F enqueue)
 {
   const bool on_data = c.flags & POCL_RCMD_DATA_ON_DATA_SOCKET;
@@ -146,50 +146,34 @@ cl_int Session::sub_buffer(Mem &mem, uint64_t offset, const Device &d,
   return CL_SUCCESS;
 }
 
-// Sets the arguments that differ from the kernel's cached ones.  False on a
-// malformed argument list; err: the first OpenCL error (stops there).
-bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
-                       uint32_t num_args, cl_int &err)
+// Sets the arguments (decoded: one per kernel argument) that differ from the
+// kernel's cached ones.  Returns the first OpenCL error, where it stops.
+cl_int Session::set_args(Kernel &k, const Device &d,
+                         const std::vector<ArgView> &args)
 {
-  for (uint32_t i = 0; i < num_args; ++i) {
-    pocl_remote_arg a;
-    if (!cur.get(a)) {
-      LOG_ERR(sid_, "kernel argument %u truncated", i);
-      return false;
-    }
+  for (uint32_t i = 0; i < args.size(); ++i) {
+    ArgView a = args[i];
     ArgCache &ac = k.args[i];
-    const uint8_t *value = nullptr;
     uint64_t key = 0; // what identifies the value besides kind and b
     cl_mem mem = nullptr;
     cl_sampler smp = nullptr;
+    cl_int err = CL_SUCCESS;
     switch (a.kind) {
     case POCL_REMOTE_ARG_SCALAR:
-      if (a.a == 0 || a.a > cur.left() ||
-          (value = cur.take((a.a + 7) & ~uint64_t{7})) == nullptr) {
-        LOG_ERR(sid_, "kernel argument %u: bad scalar size %llu", i,
-                (unsigned long long)a.a);
-        return false;
-      }
-      if (!ac.scalar) {
-        err = CL_INVALID_ARG_VALUE;
-        return true;
-      }
+      if (!ac.scalar)
+        return CL_INVALID_ARG_VALUE;
       if (ac.kind == a.kind && ac.bytes.size() == a.a &&
-          memcmp(ac.bytes.data(), value, a.a) == 0)
+          memcmp(ac.bytes.data(), a.value, a.a) == 0)
         continue;
       break;
     case POCL_REMOTE_ARG_BUFFER:
     case POCL_REMOTE_ARG_IMAGE: {
-      if (ac.scalar) {
-        err = CL_INVALID_ARG_VALUE;
-        return true;
-      }
+      if (ac.scalar)
+        return CL_INVALID_ARG_VALUE;
       Mem *mm =
           a.kind == POCL_REMOTE_ARG_BUFFER ? find_buffer(a.a) : find_image(a.a);
-      if (mm == nullptr) {
-        err = CL_INVALID_MEM_OBJECT;
-        return true;
-      }
+      if (mm == nullptr)
+        return CL_INVALID_MEM_OBJECT;
       key = mm->serial;
       if (a.kind == POCL_REMOTE_ARG_IMAGE)
         a.b = 0;
@@ -197,19 +181,15 @@ bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
         continue;
       mem = a.kind == POCL_REMOTE_ARG_BUFFER ? mm->buf : mm->m;
       if (a.b != 0 && (err = sub_buffer(*mm, a.b, d, mem)) != CL_SUCCESS)
-        return true;
+        return err;
       break;
     }
     case POCL_REMOTE_ARG_SAMPLER: {
       auto it = samplers_.find(a.a);
-      if (ac.scalar) {
-        err = CL_INVALID_ARG_VALUE;
-        return true;
-      }
-      if (it == samplers_.end()) {
-        err = CL_INVALID_SAMPLER;
-        return true;
-      }
+      if (ac.scalar)
+        return CL_INVALID_ARG_VALUE;
+      if (it == samplers_.end())
+        return CL_INVALID_SAMPLER;
       key = it->second.serial;
       if (ac.kind == a.kind && ac.a == key)
         continue;
@@ -220,55 +200,45 @@ bool Session::set_args(Kernel &k, const Device &d, Cursor &cur,
       if (ac.kind == a.kind)
         continue;
       break;
-    case POCL_REMOTE_ARG_LOCAL:
+    default: // POCL_REMOTE_ARG_LOCAL: the decoder admits no other kind
       key = a.a;
       if (ac.kind == a.kind && ac.a == key)
         continue;
       break;
-    default:
-      LOG_ERR(sid_, "kernel argument %u: unknown kind %u", i, a.kind);
-      return false;
     }
-    cl_int e;
     switch (a.kind) {
     case POCL_REMOTE_ARG_SCALAR:
-      e = clSetKernelArg(k.k, i, a.a, value);
+      err = clSetKernelArg(k.k, i, a.a, a.value);
       break;
     case POCL_REMOTE_ARG_SAMPLER:
-      e = clSetKernelArg(k.k, i, sizeof smp, &smp);
+      err = clSetKernelArg(k.k, i, sizeof smp, &smp);
       break;
     case POCL_REMOTE_ARG_NULL:
-      e = clSetKernelArg(k.k, i, sizeof(cl_mem), nullptr);
+      err = clSetKernelArg(k.k, i, sizeof(cl_mem), nullptr);
       break;
     case POCL_REMOTE_ARG_LOCAL:
-      e = clSetKernelArg(k.k, i, a.a, nullptr);
+      err = clSetKernelArg(k.k, i, a.a, nullptr);
       break;
     default:
-      e = clSetKernelArg(k.k, i, sizeof mem, &mem);
+      err = clSetKernelArg(k.k, i, sizeof mem, &mem);
       break;
     }
-    if (e != CL_SUCCESS) {
+    if (err != CL_SUCCESS) {
       ac.kind = UINT32_MAX;
-      err = e;
-      return true;
+      return err;
     }
     ac.kind = a.kind;
     ac.a = key;
     ac.b = a.b;
     if (a.kind == POCL_REMOTE_ARG_SCALAR)
-      ac.bytes.assign(value, value + a.a);
+      ac.bytes.assign(a.value, a.value + a.a);
   }
-  return true;
+  return CL_SUCCESS;
 }
 
-bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
-                      const uint8_t *waits)
+bool Session::ndrange(const Decoded &d)
 {
-  if (c.num_args > POCL_REMOTE_MAX_ARGS || c.args_size != cur.left()) {
-    LOG_ERR(sid_, "NDRANGE: %u args in %llu bytes, %llu bytes left", c.num_args,
-            (unsigned long long)c.args_size, (unsigned long long)cur.left());
-    return false;
-  }
+  const pocl_remote_ndrange &c = d.ndrange;
   Queue *q = find_queue(c.cmd.queue_id);
   auto kit = kernels_.find(c.kernel_id);
   cl_int err = CL_SUCCESS;
@@ -280,11 +250,10 @@ bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
     err = CL_INVALID_WORK_DIMENSION;
   else if (c.num_args != kit->second.args.size())
     err = CL_INVALID_KERNEL_ARGS;
-  else if (!set_args(kit->second, devs_.devices[q->device], cur, c.num_args,
-                     err))
-    return false;
+  else
+    err = set_args(kit->second, devs_.devices[q->device], d.args);
   if (err != CL_SUCCESS) {
-    complete_now(m.hdr.id, err);
+    complete_now(d.hdr.id, err);
     return true;
   }
   Size3 offset(c.offset), global(c.global), local(c.local);
@@ -292,7 +261,7 @@ bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
   for (uint32_t i = 0; i < c.work_dim; ++i)
     has_local |= c.local[i] != 0;
   cl_kernel k = kit->second.k;
-  return run(m.hdr.id, c.cmd, waits, *q, nullptr, Pending::Kernel, nullptr,
+  return run(d.hdr.id, c.cmd, d.waits, *q, nullptr, Pending::Kernel, nullptr,
              [&](cl_uint n, const cl_event *w, cl_event *ev) {
                return clEnqueueNDRangeKernel(
                    q->q, k, c.work_dim, offset.v, global.v,
@@ -300,81 +269,35 @@ bool Session::ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
              }) != Outcome::Protocol;
 }
 
-bool Session::command(const Msg &m)
+bool Session::command(const Decoded &d)
 {
-  pocl_remote_cmd c = load<pocl_remote_cmd>(m.body);
-  Cursor cur(m.payload, m.hdr.payload_size);
-  const uint8_t *waits = nullptr;
-  if (c.num_waits > POCL_REMOTE_MAX_WAITS ||
-      (waits = cur.take(uint64_t{c.num_waits} * sizeof(pocl_remote_wait))) ==
-          nullptr) {
-    LOG_ERR(sid_, "%u wait entries in a %llu-byte payload", c.num_waits,
-            (unsigned long long)m.hdr.payload_size);
-    return false;
-  }
-  if (m.hdr.type == POCL_RMSG_NDRANGE)
-    return ndrange(m, load<pocl_remote_ndrange>(m.body), cur, waits);
-  if (m.hdr.type != POCL_RMSG_MARKER)
-    return mem_command(m, load<pocl_remote_mem_cmd>(m.body), cur, waits);
-  if (cur.left() != 0) {
-    LOG_ERR(sid_, "MARKER with a payload beyond its wait list");
-    return false;
-  }
+  if (d.hdr.type == POCL_RMSG_NDRANGE)
+    return ndrange(d);
+  if (d.hdr.type != POCL_RMSG_MARKER)
+    return mem_command(d);
+  const pocl_remote_cmd &c = d.cmd;
   Queue *q = find_queue(c.queue_id);
   if (q == nullptr) {
-    complete_now(m.hdr.id, CL_INVALID_COMMAND_QUEUE);
+    complete_now(d.hdr.id, CL_INVALID_COMMAND_QUEUE);
     return true;
   }
   const bool barrier = c.flags & POCL_RCMD_BARRIER;
-  return run(m.hdr.id, c, waits, *q, nullptr, Pending::Plain, nullptr,
+  return run(d.hdr.id, c, d.waits, *q, nullptr, Pending::Plain, nullptr,
              [&](cl_uint n, const cl_event *w, cl_event *ev) {
                return barrier ? clEnqueueBarrierWithWaitList(q->q, n, w, ev)
                               : clEnqueueMarkerWithWaitList(q->q, n, w, ev);
              }) != Outcome::Protocol;
 }
 
-bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
-                          Cursor &cur, const uint8_t *waits)
+bool Session::mem_command(const Decoded &d)
 {
-  const uint32_t type = m.hdr.type;
-  const uint64_t id = m.hdr.id;
+  const pocl_remote_mem_cmd &c = d.mem;
+  const uint32_t type = d.hdr.type;
+  const uint64_t id = d.hdr.id;
   const bool is_write = type == POCL_RMSG_WRITE ||
                         type == POCL_RMSG_WRITE_RECT ||
                         type == POCL_RMSG_WRITE_IMAGE;
-  const bool on_data =
-      is_write && (c.cmd.flags & POCL_RCMD_DATA_ON_DATA_SOCKET);
-
-  // Structure first: what follows the wait list, and host data sizes that
-  // the body alone determines (images need the pixel size, see below).
-  uint64_t extra = 0;
-  if (is_write && !on_data)
-    extra = c.data_size;
-  else if (type == POCL_RMSG_FILL) {
-    if (c.data_size == 0 || c.data_size > POCL_REMOTE_MAX_FILL_PATTERN) {
-      LOG_ERR(sid_, "FILL pattern of %llu bytes",
-              (unsigned long long)c.data_size);
-      return false;
-    }
-    extra = c.data_size;
-  } else if (type == POCL_RMSG_FILL_IMAGE)
-    extra = 16;
-  const uint8_t *data = cur.take(extra);
-  if (data == nullptr || cur.left() != 0) {
-    LOG_ERR(sid_, "message type %u: payload of %llu bytes does not match", type,
-            (unsigned long long)m.hdr.payload_size);
-    return false;
-  }
-  uint64_t expect = c.data_size;
-  bool sized = true;
-  if (type == POCL_RMSG_READ || type == POCL_RMSG_WRITE)
-    expect = c.region[0];
-  else if (type == POCL_RMSG_READ_RECT || type == POCL_RMSG_WRITE_RECT)
-    sized = volume(c.region, 1, expect);
-  if (!sized || expect != c.data_size) {
-    LOG_ERR(sid_, "message type %u: data size %llu does not match the region",
-            type, (unsigned long long)c.data_size);
-    return false;
-  }
+  const uint8_t *data = d.data;
 
   auto fail = [&](cl_int e) {
     if (is_write)
@@ -389,7 +312,7 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
   const Size3 so(c.src_origin), dor(c.dst_origin), rg(c.region);
   const size_t zero[3] = {0, 0, 0};
   auto go = [&](Staging *st, Pending::Kind kind, auto enqueue) {
-    return run(id, c.cmd, waits, *q, st, kind, nullptr, enqueue) !=
+    return run(id, c.cmd, d.waits, *q, st, kind, nullptr, enqueue) !=
            Outcome::Protocol;
   };
   // Images: the packed host size is region * pixel size.
@@ -445,7 +368,7 @@ bool Session::mem_command(const Msg &m, const pocl_remote_mem_cmd &c,
         !in_bounds(*dst, c.dst_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);
     return run_write(
-        id, c.cmd, waits, *q, data, c.data_size,
+        id, c.cmd, d.waits, *q, data, c.data_size,
         [&](const void *src, cl_uint n, const cl_event *w, cl_event *ev) {
           if (type == POCL_RMSG_WRITE)
             return clEnqueueWriteBuffer(cq, dst->buf, CL_FALSE, dor.v[0],

@@ -69,21 +69,19 @@ cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
   return CL_SUCCESS;
 }
 
-Pending *Session::open_cmd(uint64_t id, const uint8_t *raw, uint32_t num_waits,
-                           const Queue &q, uint64_t queue_id, cl_int &err)
+Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
+                           uint64_t queue_id, cl_int &err)
 {
   waits_.clear();
   bool gated = false;
   // Foreign events first: their table is the reader's alone, no lock needed.
-  for (uint32_t i = 0; i < num_waits; ++i) {
-    pocl_remote_wait w = load<pocl_remote_wait>(raw + i * sizeof w);
+  // The decoder admitted only known origins.
+  for (uint32_t i = 0; i < waits.count; ++i) {
+    pocl_remote_wait w = waits[i];
     if (w.origin == POCL_REMOTE_WAIT_FOREIGN) {
       size_t before = waits_.size();
       err = foreign_wait(w.event_id, q.platform);
       gated |= waits_.size() > before;
-    } else if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER) {
-      LOG_ERR(sid_, "wait entry with unknown origin %u", w.origin);
-      err = kProtocolError;
     }
     if (err != CL_SUCCESS) {
       release_waits();
@@ -93,8 +91,8 @@ Pending *Session::open_cmd(uint64_t id, const uint8_t *raw, uint32_t num_waits,
   Pending *p = nullptr;
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
-    for (uint32_t i = 0; i < num_waits && err == CL_SUCCESS; ++i) {
-      pocl_remote_wait w = load<pocl_remote_wait>(raw + i * sizeof w);
+    for (uint32_t i = 0; i < waits.count && err == CL_SUCCESS; ++i) {
+      pocl_remote_wait w = waits[i];
       if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER)
         continue;
       // Not in the table: retired, i.e. complete.

@@ -310,53 +310,16 @@ make_program(cl_context ctx, cl_device_id dev, uint32_t kind,
 
 } // namespace
 
-bool Session::build_program(const Msg &m)
+bool Session::build_program(const Decoded &msg)
 {
-  auto c = load<pocl_remote_build_program>(m.body);
-  Cursor cur(m.payload, m.hdr.payload_size);
-  const uint8_t *opts = cur.take(c.options_len);
-  const uint8_t *src = cur.take(c.body_len);
-  if (opts == nullptr || src == nullptr ||
-      c.options_len > POCL_REMOTE_MAX_STRING) {
-    LOG_ERR(sid_, "BUILD_PROGRAM: options %u + body %llu exceed the payload",
-            c.options_len, (unsigned long long)c.body_len);
-    return false;
-  }
-  // COMPILE: embedded headers; LINK: input program ids.
+  const pocl_remote_build_program &c = msg.build;
+  const uint8_t *opts = msg.options, *src = msg.data;
   std::vector<std::string> header_names;
-  std::vector<std::pair<const char *, size_t>> header_srcs;
-  std::vector<uint64_t> inputs;
-  bool ok = true;
-  if (c.kind == POCL_REMOTE_BUILD_COMPILE) {
-    ok = c.count <= cur.left() / 8;
-    for (uint32_t i = 0; ok && i < c.count; ++i) {
-      uint32_t name_len = 0, src_len = 0;
-      const uint8_t *name = nullptr, *hsrc = nullptr;
-      ok = cur.get(name_len) && cur.get(src_len) &&
-           name_len <= POCL_REMOTE_MAX_STRING &&
-           (name = cur.take(name_len)) != nullptr &&
-           (hsrc = cur.take(src_len)) != nullptr;
-      if (ok) {
-        header_names.emplace_back(reinterpret_cast<const char *>(name),
-                                  name_len);
-        header_srcs.emplace_back(reinterpret_cast<const char *>(hsrc), src_len);
-      }
-    }
-  } else if (c.kind == POCL_REMOTE_BUILD_LINK) {
-    ok = c.body_len == 0 && c.count <= cur.left() / 8;
-    for (uint32_t i = 0; ok && i < c.count; ++i) {
-      uint64_t pid = 0;
-      ok = cur.get(pid);
-      inputs.push_back(pid);
-    }
-  } else
-    ok = c.kind == POCL_REMOTE_BUILD_SOURCE ||
-         c.kind == POCL_REMOTE_BUILD_BINARY;
-  if (!ok || cur.left() != 0) {
-    LOG_ERR(sid_, "BUILD_PROGRAM: malformed payload (kind %u, count %u)",
-            c.kind, c.count);
-    return false;
-  }
+  for (auto &n : msg.header_names)
+    header_names.emplace_back(n.first, n.second);
+  const std::vector<std::pair<const char *, size_t>> &header_srcs =
+      msg.header_srcs;
+  const std::vector<uint64_t> &inputs = msg.link_inputs;
 
   cl_int err = CL_SUCCESS;
   if (c.device >= devs_.devices.size())
@@ -469,18 +432,13 @@ bool Session::build_program(const Msg &m)
   LOG_DEBUG(sid_, "program %llu kind %u: %d, %u kernels, %zu-byte binary",
             (unsigned long long)c.prog_id, c.kind, err, br.num_kernels,
             binary.size());
-  reply(m.hdr.id, err, out.data(), out.size());
+  reply(msg.hdr.id, err, out.data(), out.size());
   return true;
 }
 
-bool Session::create_kernel(const Msg &m)
+bool Session::create_kernel(const Decoded &d)
 {
-  auto c = load<pocl_remote_create_kernel>(m.body);
-  if (c.name_len == 0 || c.name_len != m.hdr.payload_size) {
-    LOG_ERR(sid_, "CREATE_KERNEL: name of %u bytes in a %llu-byte payload",
-            c.name_len, (unsigned long long)m.hdr.payload_size);
-    return false;
-  }
+  auto c = load<pocl_remote_create_kernel>(d.body);
   auto pit = programs_.find(c.prog_id);
   cl_int err = CL_SUCCESS;
   if (c.device >= devs_.devices.size())
@@ -490,7 +448,7 @@ bool Session::create_kernel(const Msg &m)
   else if (pit == programs_.end())
     err = CL_INVALID_PROGRAM;
   if (err == CL_SUCCESS) {
-    std::string name(reinterpret_cast<const char *>(m.payload), c.name_len);
+    std::string name(reinterpret_cast<const char *>(d.data), d.data_len);
     cl_kernel k = clCreateKernel(pit->second.p, name.c_str(), &err);
     if (k != nullptr) {
       cl_uint n = 0;
@@ -501,7 +459,7 @@ bool Session::create_kernel(const Msg &m)
       kernels_.emplace(c.kernel_id, Kernel{k, std::move(args)});
     }
   }
-  reply(m.hdr.id, err);
+  reply(d.hdr.id, err);
   return true;
 }
 

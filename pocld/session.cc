@@ -171,6 +171,11 @@ void Session::run_commands()
 
 bool Session::dispatch(const Msg &m)
 {
+  DecodeError e;
+  if (!decode(m.hdr, m.body, m.payload, in_, e)) {
+    LOG_ERR(sid_, "%s", e.why);
+    return false;
+  }
   switch (m.hdr.type) {
   case POCL_RMSG_DEVICE_INFO:
     return device_info(m);
@@ -181,9 +186,9 @@ bool Session::dispatch(const Msg &m)
   case POCL_RMSG_CREATE_IMAGE:
     return create_image(m);
   case POCL_RMSG_BUILD_PROGRAM:
-    return build_program(m);
+    return build_program(in_);
   case POCL_RMSG_CREATE_KERNEL:
-    return create_kernel(m);
+    return create_kernel(in_);
   case POCL_RMSG_CREATE_SAMPLER:
     return create_sampler(m);
   case POCL_RMSG_FINISH:
@@ -198,7 +203,7 @@ bool Session::dispatch(const Msg &m)
     return notify(m);
   default:
     // MsgReader admits only the types above and the commands.
-    return command(m);
+    return command(in_);
   }
 }
 
@@ -247,9 +252,9 @@ void Session::run_data()
     pocl_remote_hdr h;
     if (!recv_exact(fd, &h, sizeof h))
       break;
-    if (h.type != POCL_RMSG_DATA || h.body_size != 0) {
-      LOG_ERR(sid_, "data socket: message type %u body %u, expected DATA",
-              h.type, h.body_size);
+    DecodeError e;
+    if (!check_data_header(h, e)) {
+      LOG_ERR(sid_, "%s", e.why);
       break;
     }
     // The command reader registers the slot when it handles the WRITE*;

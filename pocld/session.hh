@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cl.hh"
+#include "decode.hh"
 #include "devices.hh"
 #include "wire.hh"
 
@@ -179,12 +180,12 @@ private:
   void release_mem(Mem &mem);
 
   // programs.cc
-  bool build_program(const Msg &m);
-  bool create_kernel(const Msg &m);
+  bool build_program(const Decoded &d);
+  bool create_kernel(const Decoded &d);
 
   // events.cc: wait lists, the event table, completions.
-  Pending *open_cmd(uint64_t id, const uint8_t *waits, uint32_t num_waits,
-                    const Queue &q, uint64_t queue_id, cl_int &err);
+  Pending *open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
+                    uint64_t queue_id, cl_int &err);
   void gate(Pending *p);
   void ungate(Pending *p);
   void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
@@ -199,20 +200,18 @@ private:
   void stop_waiter();
 
   // commands.cc
-  bool command(const Msg &m);
-  bool ndrange(const Msg &m, const pocl_remote_ndrange &c, Cursor &cur,
-               const uint8_t *waits);
-  bool set_args(Kernel &k, const Device &d, Cursor &cur, uint32_t num_args,
-                cl_int &err);
-  bool mem_command(const Msg &m, const pocl_remote_mem_cmd &c, Cursor &cur,
-                   const uint8_t *waits);
+  bool command(const Decoded &d);
+  bool ndrange(const Decoded &d);
+  cl_int set_args(Kernel &k, const Device &dev,
+                  const std::vector<ArgView> &args);
+  bool mem_command(const Decoded &d);
   cl_int sub_buffer(Mem &mem, uint64_t offset, const Device &d, cl_mem &out);
   template <class F>
-  Outcome run(uint64_t id, const pocl_remote_cmd &c, const uint8_t *waits,
+  Outcome run(uint64_t id, const pocl_remote_cmd &c, const WaitList &waits,
               Queue &q, Staging *st, Pending::Kind kind, cl_event extra_wait,
               F enqueue);
   template <class F>
-  bool run_write(uint64_t id, const pocl_remote_cmd &c, const uint8_t *waits,
+  bool run_write(uint64_t id, const pocl_remote_cmd &c, const WaitList &waits,
                  Queue &q, const uint8_t *inline_data, uint64_t size,
                  F enqueue);
   bool fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
@@ -261,6 +260,7 @@ private:
   std::unordered_map<uint64_t, Foreign> foreign_;
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
+  Decoded in_;                  // the message being handled
   std::vector<Queue *> dirty_;  // queues to flush before blocking on input
 };
 

@@ -1,6 +1,7 @@
 // wire.cc - socket I/O, message framing and payload parsing.
 #include "wire.hh"
 
+#include "decode.hh"
 #include "log.hh"
 
 #include <cerrno>
@@ -16,52 +17,7 @@ namespace pocld {
 namespace {
 constexpr uint64_t kHdr = sizeof(pocl_remote_hdr);
 constexpr uint64_t kInitialBuffer = 256u << 10;
-constexpr uint64_t kWaits =
-    uint64_t{POCL_REMOTE_MAX_WAITS} * sizeof(pocl_remote_wait);
 } // namespace
-
-int64_t max_command_payload(uint32_t type)
-{
-  switch (type) {
-  case POCL_RMSG_DEVICE_INFO:
-  case POCL_RMSG_CREATE_QUEUE:
-  case POCL_RMSG_CREATE_BUFFER:
-  case POCL_RMSG_CREATE_IMAGE:
-  case POCL_RMSG_CREATE_SAMPLER:
-  case POCL_RMSG_FINISH:
-  case POCL_RMSG_FREE_QUEUE:
-  case POCL_RMSG_FREE_BUFFER:
-  case POCL_RMSG_FREE_PROGRAM:
-  case POCL_RMSG_FREE_KERNEL:
-  case POCL_RMSG_FREE_SAMPLER:
-  case POCL_RMSG_NOTIFY_EVENT:
-    return 0;
-  case POCL_RMSG_CREATE_KERNEL:
-    return POCL_REMOTE_MAX_STRING;
-  case POCL_RMSG_BUILD_PROGRAM:
-  case POCL_RMSG_NDRANGE:
-  case POCL_RMSG_WRITE:
-  case POCL_RMSG_WRITE_RECT:
-  case POCL_RMSG_WRITE_IMAGE:
-    return POCL_REMOTE_MAX_PAYLOAD;
-  case POCL_RMSG_FILL:
-    return kWaits + POCL_REMOTE_MAX_FILL_PATTERN;
-  case POCL_RMSG_FILL_IMAGE:
-    return kWaits + 16;
-  case POCL_RMSG_READ:
-  case POCL_RMSG_COPY:
-  case POCL_RMSG_READ_RECT:
-  case POCL_RMSG_COPY_RECT:
-  case POCL_RMSG_READ_IMAGE:
-  case POCL_RMSG_COPY_IMAGE:
-  case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
-  case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
-  case POCL_RMSG_MARKER:
-    return kWaits;
-  default:
-    return -1;
-  }
-}
 
 MsgReader::MsgReader(int fd, const char *sid)
     : fd_(fd), sid_(sid), buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
@@ -125,21 +81,9 @@ MsgReader::Status MsgReader::next(Msg &m)
   if (s != Status::Ok)
     return s;
   memcpy(&m.hdr, buf_ + start_, kHdr);
-  int64_t limit = max_command_payload(m.hdr.type);
-  if (limit < 0) {
-    LOG_ERR(sid_, "message type %u not allowed on the command socket",
-            m.hdr.type);
-    return Status::Bad;
-  }
-  if (m.hdr.body_size != pocl_remote_body_size(m.hdr.type)) {
-    LOG_ERR(sid_, "message type %u: body size %u, expected %lld", m.hdr.type,
-            m.hdr.body_size, (long long)pocl_remote_body_size(m.hdr.type));
-    return Status::Bad;
-  }
-  if (m.hdr.payload_size > uint64_t(limit)) {
-    LOG_ERR(sid_, "message type %u: payload %llu over the limit %lld",
-            m.hdr.type, (unsigned long long)m.hdr.payload_size,
-            (long long)limit);
+  DecodeError e;
+  if (!check_command_header(m.hdr, e)) {
+    LOG_ERR(sid_, "%s", e.why);
     return Status::Bad;
   }
   uint64_t total = kHdr + m.hdr.body_size + m.hdr.payload_size;

@@ -78,9 +78,9 @@ public:
   MsgReader(const MsgReader &) = delete;
   MsgReader &operator=(const MsgReader &) = delete;
 
-  // Reads and frames the next message: known client-to-server type,
-  // body_size == pocl_remote_body_size(type), payload within the type's
-  // limit.  Bad (logged) on a violation, Closed on EOF or socket error.
+  // Reads and frames the next message: its header must pass
+  // check_command_header (decode.hh).  Bad (logged) on a violation, Closed
+  // on EOF or socket error.
   Status next(Msg &m);
   // True when a whole message is already buffered, i.e. next() will not
   // block.
@@ -93,10 +93,6 @@ private:
   uint8_t *buf_;
   uint64_t cap_, start_ = 0, end_ = 0;
 };
-
-// The largest payload a client may attach to a command-socket message of
-// this type, or -1 if the type is not accepted on the command socket.
-int64_t max_command_payload(uint32_t type);
 
 // One message (header, body, payload) with one sendmsg() call, continued on
 // partial writes.  MSG_NOSIGNAL: a dead peer gives an error, not SIGPIPE.

@@ -19,8 +19,9 @@ pkgs=(cmake ninja-build g++ pkg-config ccache python3 patch xz-utils
       ocl-icd-libopencl1 ocl-icd-opencl-dev ocl-icd-dev opencl-headers clinfo)
 if [[ $thin == 0 ]]; then
   # Kernel compiler for the CPU devices, hwloc for their topology, and upstream's tarball.
+  # libclang-common-15-dev: clang-15's libFuzzer and sanitizer runtimes (remote/fuzz_decode).
   pkgs+=(pocl-source llvm-15-dev clang-15 libclang-15-dev libclang-cpp15-dev
-         libhwloc-dev zlib1g-dev libzstd-dev)
+         libclang-common-15-dev libhwloc-dev zlib1g-dev libzstd-dev)
 fi
 
 # Only packages that are not installed yet (dpkg-query prints "install ok installed").

@@ -1,0 +1,297 @@
+// decode.cc - the checks and the decoding of what a client sends.
+#include "decode.hh"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace pocld {
+
+namespace {
+
+constexpr uint64_t kWaits =
+    uint64_t{POCL_REMOTE_MAX_WAITS} * sizeof(pocl_remote_wait);
+
+bool volume(const uint64_t r[3], uint64_t &out)
+{
+  return mul_ok(r[0], r[1], out) && mul_ok(out, r[2], out);
+}
+
+bool decode_args(Decoded &d, Cursor &cur, DecodeError &e)
+{
+  const pocl_remote_ndrange &c = d.ndrange;
+  if (c.num_args > POCL_REMOTE_MAX_ARGS || c.args_size != cur.left())
+    return e.fail("NDRANGE: %u args in %llu bytes, %llu bytes left",
+                  c.num_args, (unsigned long long)c.args_size,
+                  (unsigned long long)cur.left());
+  for (uint32_t i = 0; i < c.num_args; ++i) {
+    pocl_remote_arg a;
+    if (!cur.get(a))
+      return e.fail("kernel argument %u truncated", i);
+    const uint8_t *value = nullptr;
+    switch (a.kind) {
+    case POCL_REMOTE_ARG_SCALAR:
+      // a <= left first: the padding cannot overflow then.
+      if (a.a == 0 || a.a > cur.left() ||
+          (value = cur.take((a.a + 7) & ~uint64_t{7})) == nullptr)
+        return e.fail("kernel argument %u: bad scalar size %llu", i,
+                      (unsigned long long)a.a);
+      break;
+    case POCL_REMOTE_ARG_BUFFER:
+    case POCL_REMOTE_ARG_NULL:
+    case POCL_REMOTE_ARG_LOCAL:
+    case POCL_REMOTE_ARG_IMAGE:
+    case POCL_REMOTE_ARG_SAMPLER:
+      break;
+    default:
+      return e.fail("kernel argument %u: unknown kind %u", i, a.kind);
+    }
+    d.args.push_back(ArgView{a.kind, a.a, a.b, value});
+  }
+  if (cur.left() != 0)
+    return e.fail("NDRANGE: %llu bytes after the last argument",
+                  (unsigned long long)cur.left());
+  return true;
+}
+
+bool decode_mem(Decoded &d, Cursor &cur, DecodeError &e)
+{
+  const uint32_t type = d.hdr.type;
+  const pocl_remote_mem_cmd &c = d.mem;
+  const bool is_write = type == POCL_RMSG_WRITE ||
+                        type == POCL_RMSG_WRITE_RECT ||
+                        type == POCL_RMSG_WRITE_IMAGE;
+  const bool on_data =
+      is_write && (c.cmd.flags & POCL_RCMD_DATA_ON_DATA_SOCKET);
+  // What follows the wait list.  Host data sizes the body alone determines
+  // are checked here; images need the pixel size (the handler's business).
+  uint64_t extra = 0;
+  if (is_write && !on_data)
+    extra = c.data_size;
+  else if (type == POCL_RMSG_FILL) {
+    if (c.data_size == 0 || c.data_size > POCL_REMOTE_MAX_FILL_PATTERN)
+      return e.fail("FILL pattern of %llu bytes",
+                    (unsigned long long)c.data_size);
+    extra = c.data_size;
+  } else if (type == POCL_RMSG_FILL_IMAGE)
+    extra = 16;
+  d.data = cur.take(extra);
+  d.data_len = extra;
+  if (d.data == nullptr || cur.left() != 0)
+    return e.fail("message type %u: payload of %llu bytes does not match",
+                  type, (unsigned long long)d.hdr.payload_size);
+  uint64_t expect = c.data_size;
+  bool sized = true;
+  if (type == POCL_RMSG_READ || type == POCL_RMSG_WRITE)
+    expect = c.region[0];
+  else if (type == POCL_RMSG_READ_RECT || type == POCL_RMSG_WRITE_RECT)
+    sized = volume(c.region, expect);
+  if (!sized || expect != c.data_size)
+    return e.fail("message type %u: data size %llu does not match the region",
+                  type, (unsigned long long)c.data_size);
+  return true;
+}
+
+bool decode_command(Decoded &d, const uint8_t *payload, DecodeError &e)
+{
+  d.cmd = load<pocl_remote_cmd>(d.body);
+  Cursor cur(payload, d.hdr.payload_size);
+  const uint32_t n = d.cmd.num_waits;
+  const uint8_t *raw = nullptr;
+  if (n > POCL_REMOTE_MAX_WAITS ||
+      (raw = cur.take(uint64_t{n} * sizeof(pocl_remote_wait))) == nullptr)
+    return e.fail("%u wait entries in a %llu-byte payload", n,
+                  (unsigned long long)d.hdr.payload_size);
+  d.waits.raw = raw;
+  d.waits.count = n;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t origin = d.waits[i].origin;
+    if (origin != POCL_REMOTE_WAIT_SAME_SERVER &&
+        origin != POCL_REMOTE_WAIT_FOREIGN)
+      return e.fail("wait entry with unknown origin %u", origin);
+  }
+  switch (d.hdr.type) {
+  case POCL_RMSG_NDRANGE:
+    d.ndrange = load<pocl_remote_ndrange>(d.body);
+    return decode_args(d, cur, e);
+  case POCL_RMSG_MARKER:
+    if (cur.left() != 0)
+      return e.fail("MARKER with a payload beyond its wait list");
+    return true;
+  default:
+    d.mem = load<pocl_remote_mem_cmd>(d.body);
+    return decode_mem(d, cur, e);
+  }
+}
+
+bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
+{
+  const pocl_remote_build_program &c = d.build =
+      load<pocl_remote_build_program>(d.body);
+  Cursor cur(payload, d.hdr.payload_size);
+  d.options = cur.take(c.options_len);
+  d.data = cur.take(c.body_len);
+  d.data_len = c.body_len;
+  if (d.options == nullptr || d.data == nullptr ||
+      c.options_len > POCL_REMOTE_MAX_STRING)
+    return e.fail("BUILD_PROGRAM: options %u + body %llu exceed the payload",
+                  c.options_len, (unsigned long long)c.body_len);
+  // COMPILE: embedded headers; LINK: input program ids.  Counts are checked
+  // against the bytes left before anything is reserved for them.
+  bool ok = true;
+  if (c.kind == POCL_REMOTE_BUILD_COMPILE) {
+    ok = c.count <= cur.left() / 8;
+    for (uint32_t i = 0; ok && i < c.count; ++i) {
+      uint32_t name_len = 0, src_len = 0;
+      const uint8_t *name = nullptr, *src = nullptr;
+      ok = cur.get(name_len) && cur.get(src_len) &&
+           name_len <= POCL_REMOTE_MAX_STRING &&
+           (name = cur.take(name_len)) != nullptr &&
+           (src = cur.take(src_len)) != nullptr;
+      if (ok) {
+        d.header_names.emplace_back(reinterpret_cast<const char *>(name),
+                                    name_len);
+        d.header_srcs.emplace_back(reinterpret_cast<const char *>(src),
+                                   src_len);
+      }
+    }
+  } else if (c.kind == POCL_REMOTE_BUILD_LINK) {
+    ok = c.body_len == 0 && c.count <= cur.left() / 8;
+    for (uint32_t i = 0; ok && i < c.count; ++i) {
+      uint64_t id = 0;
+      ok = cur.get(id);
+      d.link_inputs.push_back(id);
+    }
+  } else
+    ok = c.kind == POCL_REMOTE_BUILD_SOURCE ||
+         c.kind == POCL_REMOTE_BUILD_BINARY;
+  if (!ok || cur.left() != 0)
+    return e.fail("BUILD_PROGRAM: malformed payload (kind %u, count %u)",
+                  c.kind, c.count);
+  return true;
+}
+
+} // namespace
+
+bool DecodeError::fail(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+int64_t max_command_payload(uint32_t type)
+{
+  switch (type) {
+  case POCL_RMSG_DEVICE_INFO:
+  case POCL_RMSG_CREATE_QUEUE:
+  case POCL_RMSG_CREATE_BUFFER:
+  case POCL_RMSG_CREATE_IMAGE:
+  case POCL_RMSG_CREATE_SAMPLER:
+  case POCL_RMSG_FINISH:
+  case POCL_RMSG_FREE_QUEUE:
+  case POCL_RMSG_FREE_BUFFER:
+  case POCL_RMSG_FREE_PROGRAM:
+  case POCL_RMSG_FREE_KERNEL:
+  case POCL_RMSG_FREE_SAMPLER:
+  case POCL_RMSG_NOTIFY_EVENT:
+    return 0;
+  case POCL_RMSG_CREATE_KERNEL:
+    return POCL_REMOTE_MAX_STRING;
+  case POCL_RMSG_BUILD_PROGRAM:
+  case POCL_RMSG_NDRANGE:
+  case POCL_RMSG_WRITE:
+  case POCL_RMSG_WRITE_RECT:
+  case POCL_RMSG_WRITE_IMAGE:
+    return POCL_REMOTE_MAX_PAYLOAD;
+  case POCL_RMSG_FILL:
+    return kWaits + POCL_REMOTE_MAX_FILL_PATTERN;
+  case POCL_RMSG_FILL_IMAGE:
+    return kWaits + 16;
+  case POCL_RMSG_READ:
+  case POCL_RMSG_COPY:
+  case POCL_RMSG_READ_RECT:
+  case POCL_RMSG_COPY_RECT:
+  case POCL_RMSG_READ_IMAGE:
+  case POCL_RMSG_COPY_IMAGE:
+  case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
+  case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
+  case POCL_RMSG_MARKER:
+    return kWaits;
+  default:
+    return -1;
+  }
+}
+
+bool check_command_header(const pocl_remote_hdr &h, DecodeError &e)
+{
+  int64_t limit = max_command_payload(h.type);
+  if (limit < 0)
+    return e.fail("message type %u not allowed on the command socket",
+                  h.type);
+  if (h.body_size != pocl_remote_body_size(h.type))
+    return e.fail("message type %u: body size %u, expected %lld", h.type,
+                  h.body_size, (long long)pocl_remote_body_size(h.type));
+  if (h.payload_size > uint64_t(limit))
+    return e.fail("message type %u: payload %llu over the limit %lld", h.type,
+                  (unsigned long long)h.payload_size, (long long)limit);
+  return true;
+}
+
+bool check_data_header(const pocl_remote_hdr &h, DecodeError &e)
+{
+  if (h.type != POCL_RMSG_DATA || h.body_size != 0)
+    return e.fail("data socket: message type %u body %u, expected DATA",
+                  h.type, h.body_size);
+  return true;
+}
+
+bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
+            const uint8_t *payload, Decoded &d, DecodeError &e)
+{
+  d.hdr = hdr;
+  d.body = body;
+  d.waits = WaitList{};
+  d.args.clear();
+  d.data = nullptr;
+  d.data_len = 0;
+  d.options = nullptr;
+  d.header_names.clear();
+  d.header_srcs.clear();
+  d.link_inputs.clear();
+  switch (hdr.type) {
+  case POCL_RMSG_BUILD_PROGRAM:
+    return decode_build(d, payload, e);
+  case POCL_RMSG_CREATE_KERNEL: {
+    auto c = load<pocl_remote_create_kernel>(body);
+    if (c.name_len == 0 || c.name_len != hdr.payload_size)
+      return e.fail("CREATE_KERNEL: name of %u bytes in a %llu-byte payload",
+                    c.name_len, (unsigned long long)hdr.payload_size);
+    d.data = payload;
+    d.data_len = c.name_len;
+    return true;
+  }
+  case POCL_RMSG_NDRANGE:
+  case POCL_RMSG_READ:
+  case POCL_RMSG_WRITE:
+  case POCL_RMSG_COPY:
+  case POCL_RMSG_READ_RECT:
+  case POCL_RMSG_WRITE_RECT:
+  case POCL_RMSG_COPY_RECT:
+  case POCL_RMSG_FILL:
+  case POCL_RMSG_READ_IMAGE:
+  case POCL_RMSG_WRITE_IMAGE:
+  case POCL_RMSG_COPY_IMAGE:
+  case POCL_RMSG_FILL_IMAGE:
+  case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
+  case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
+  case POCL_RMSG_MARKER:
+    return decode_command(d, payload, e);
+  default:
+    // Fixed bodies without a payload (check_command_header made sure).
+    return true;
+  }
+}
+
+} // namespace pocld

@@ -1,0 +1,85 @@
+// decode.hh - the checks and the decoding of what a client sends: pure
+// functions of the received bytes (no sockets, no OpenCL, no session state),
+// so that the fuzz target (tests/remote/fuzz/fuzz_decode.cc) runs exactly
+// pocld's code.  What depends on the session (object ids, object sizes,
+// pixel sizes) is left to the handlers.
+#pragma once
+
+#include "wire.hh"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace pocld {
+
+// Why a message was refused; logged before its connection is closed.
+struct DecodeError {
+  char why[200] = "";
+  // Sets `why`; returns false, for `return e.fail(...)`.
+  __attribute__((format(printf, 2, 3))) bool fail(const char *fmt, ...);
+};
+
+// The largest payload a client may attach to a command-socket message of
+// this type, or -1 if the type is not accepted on the command socket.
+int64_t max_command_payload(uint32_t type);
+
+// A command-socket header: a client-to-server type, that type's body size,
+// a payload within the type's limit.  Checked before the body and payload
+// are read, so before anything is allocated for them.
+bool check_command_header(const pocl_remote_hdr &h, DecodeError &e);
+// A data-socket header: DATA, no body.  Its payload size is checked against
+// the WRITE* it belongs to.
+bool check_data_header(const pocl_remote_hdr &h, DecodeError &e);
+
+// A command's wait list; every entry's origin is known.
+struct WaitList {
+  const uint8_t *raw = nullptr;
+  uint32_t count = 0;
+  pocl_remote_wait operator[](uint32_t i) const
+  {
+    return load<pocl_remote_wait>(raw + uint64_t{i} * sizeof(pocl_remote_wait));
+  }
+};
+
+// One NDRANGE argument: a known kind; a SCALAR's `a` bytes at `value`.
+struct ArgView {
+  uint32_t kind;
+  uint64_t a, b;
+  const uint8_t *value;
+};
+
+// A decoded message.  Pointers point into the message's body and payload,
+// which must outlive it.  One object is reused from message to message, so
+// that its vectors keep their capacity.
+struct Decoded {
+  pocl_remote_hdr hdr{};
+  const uint8_t *body = nullptr;
+  // NDRANGE, memory commands, MARKER.
+  pocl_remote_cmd cmd{};
+  WaitList waits;
+  pocl_remote_ndrange ndrange{};
+  std::vector<ArgView> args;
+  pocl_remote_mem_cmd mem{};
+  // What follows the wait list (WRITE* inline bytes, FILL pattern,
+  // FILL_IMAGE color), CREATE_KERNEL's name, BUILD_PROGRAM's source or
+  // binary.
+  const uint8_t *data = nullptr;
+  uint64_t data_len = 0;
+  // BUILD_PROGRAM: options (build.options_len bytes), then COMPILE's
+  // embedded headers (name, source) or LINK's input program ids.
+  pocl_remote_build_program build{};
+  const uint8_t *options = nullptr;
+  std::vector<std::pair<const char *, size_t>> header_names, header_srcs;
+  std::vector<uint64_t> link_inputs;
+};
+
+// Decodes a message whose header passed check_command_header and whose body
+// (hdr.body_size bytes) and payload (hdr.payload_size bytes) are complete:
+// the payload layout of its type, every count, length and enum in it.
+// False, with the reason in `e`, when the message is malformed.
+bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
+            const uint8_t *payload, Decoded &d, DecodeError &e);
+
+} // namespace pocld

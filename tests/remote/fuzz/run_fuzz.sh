@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# remote/fuzz_decode: build pocld's message decoder with libFuzzer (clang-15) and
+# fuzz it for a bounded time, starting from the committed corpus.
+#   run_fuzz.sh WORK_DIR [SECONDS]
+# SECONDS defaults to $FUZZ_SECONDS or 60. Builds WORK_DIR/fuzz_decode (again only when
+# a source changed), replays every committed input (regressions), then fuzzes with new
+# inputs going to WORK_DIR/corpus and crashes to WORK_DIR/crash-*. Exits 77 (CTest:
+# skipped) when no clang with libFuzzer is installed (Debian 12: clang-15, which pulls
+# in libclang-common-15-dev with libFuzzer). Env: FUZZ_CXX (default clang++-15).
+set -euo pipefail
+
+name=fuzz_decode
+[[ $# -ge 1 ]] || { sed -n '4,4p' "$0" | sed 's/^# //' >&2; exit 2; }
+work=$1
+seconds=${2:-${FUZZ_SECONDS:-60}}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+cxx=${FUZZ_CXX:-clang++-15}
+seeds=$repo/tests/remote/fuzz_corpus
+mkdir -p "$work/corpus"
+
+if ! command -v "$cxx" >/dev/null; then
+  echo "$name: SKIP: $cxx not found (install clang-15 to fuzz pocld's decoder)"
+  exit 77
+fi
+probe=$work/probe
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char *, unsigned long) { return 0; }' \
+  >"$probe.cc"
+if ! "$cxx" -fsanitize=fuzzer "$probe.cc" -o "$probe" 2>"$probe.log"; then
+  echo "$name: SKIP: $cxx cannot link libFuzzer ($(head -n1 "$probe.log"))"
+  exit 77
+fi
+
+# Exactly pocld's decoder sources: the target links them, not a copy.
+srcs=("$here/fuzz_decode.cc" "$repo/pocld/decode.cc" "$repo/pocld/control.cc"
+      "$repo/pocld/wire.cc")
+deps=("${srcs[@]}" "$repo"/pocld/*.hh "$repo/protocol/pocl_remote_protocol.h")
+bin=$work/fuzz_decode
+stale=0
+[[ -x $bin ]] || stale=1
+for f in "${deps[@]}"; do [[ $f -nt $bin ]] && stale=1; done
+if [[ $stale == 1 ]]; then
+  echo "$name: building $bin with $cxx"
+  "$cxx" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=all -I"$repo/pocld" -I"$repo/protocol" \
+    "${srcs[@]}" -o "$bin"
+fi
+
+# Regressions first: every committed input once (a crash exits non-zero).
+echo "$name: replaying $(find "$seeds" -type f | wc -l) committed inputs"
+if ! "$bin" -runs=0 "$seeds" >"$work/replay.log" 2>&1; then
+  tail -n 40 "$work/replay.log"
+  echo "$name: FAIL: a committed input crashes the decoder (log: $work/replay.log)"
+  exit 1
+fi
+
+echo "$name: fuzzing for $seconds s (1 job)"
+rc=0
+"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$work/" "$work/corpus" "$seeds" >"$work/fuzz.log" 2>&1 || rc=$?
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -n1)
+if [[ $rc != 0 ]]; then
+  tail -n 60 "$work/fuzz.log"
+  echo "$name: FAIL: the fuzzer found a crash after ${runs:-?} executions;" \
+       "reproducer: $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null | head -n1)"
+  exit 1
+fi
+echo "$name: PASS: ${runs:-?} executions in $seconds s without a finding"
