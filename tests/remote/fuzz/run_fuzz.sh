@@ -56,7 +56,9 @@ fi
 
 echo "$name: fuzzing for $seconds s (1 job)"
 rc=0
-"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+# -timeout: one input takes microseconds; only a stalled machine (CI runs tests in
+# parallel on 2 cores) gets near this.
+"$bin" -max_total_time="$seconds" -timeout=120 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$work/" "$work/corpus" "$seeds" >"$work/fuzz.log" 2>&1 || rc=$?
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -n1)
 if [[ $rc != 0 ]]; then
