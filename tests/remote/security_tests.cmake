@@ -9,3 +9,58 @@ add_test(NAME remote/fuzz_decode
 set_tests_properties(remote/fuzz_decode PROPERTIES
   LABELS "remote" TIMEOUT 600 SKIP_RETURN_CODE 77
   FAIL_REGULAR_EXPRESSION "fuzz_decode: FAIL")
+
+# The fault-injection proxy (doc/fault-injection.md) and a client whose connection it
+# cuts.
+add_executable(fault_proxy "${REMOTE_REPO_DIR}/tools/fault_proxy.cc")
+set_target_properties(fault_proxy PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_include_directories(fault_proxy PRIVATE "${REMOTE_REPO_DIR}/protocol")
+
+add_executable(remote_test_connection_cut test_connection_cut.c)
+target_compile_definitions(remote_test_connection_cut PRIVATE
+  CL_TARGET_OPENCL_VERSION=${OPENCL_HEADER_VERSION}
+  CL_USE_DEPRECATED_OPENCL_1_2_APIS)
+if(NOT HAVE_OPENCL_H)
+  target_include_directories(remote_test_connection_cut PRIVATE "${CMAKE_SOURCE_DIR}/include")
+endif()
+target_include_directories(remote_test_connection_cut PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+target_link_libraries(remote_test_connection_cut ${OPENCL_LIBS})
+
+if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
+  set(PROXY_TEST "${REMOTE_TESTS_DIR}/test_proxy.sh")
+  set(PROXY_WORK "${CMAKE_CURRENT_BINARY_DIR}/proxy")
+
+  # Pass-through: the example verifies through the proxy, which must cut nothing.
+  add_test(NAME remote/proxy_passthrough
+    COMMAND "${PROXY_TEST}" proxy_passthrough $<TARGET_FILE:fault_proxy> "${RUN_REMOTE}"
+            "${STATE}" "${CMAKE_BINARY_DIR}" "${PROXY_WORK}"
+            -- $<TARGET_FILE:remote_vecadd>)
+  set_tests_properties(remote/proxy_passthrough PROPERTIES LABELS "remote"
+    FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_passthrough: FAIL")
+
+  # Cuts: until reconnecting exists, each must give the client a clean OpenCL error.
+  # 32768 words = 128 KiB per transfer, so writes and reads use the data socket too.
+  # name | proxy arguments
+  set(proxy_cuts
+    "header|--cut sock=cmd,dir=c2s,type=WRITE,at=header,after=2"
+    "body|--cut sock=cmd,dir=c2s,type=NDRANGE,at=body,after=1"
+    "payload|--cut sock=cmd,dir=c2s,type=NDRANGE,at=payload,after=3"
+    "data_payload|--cut sock=data,dir=c2s,type=DATA,at=payload,after=2"
+    "completion|--cut sock=data,dir=s2c,type=COMPLETION,at=payload,after=1"
+    "after_messages|--cut sock=cmd,dir=s2c,at=boundary,after=40"
+    "random|--seed 7 --random 0.02"
+    "control|--cut-when-connected")
+  foreach(entry ${proxy_cuts})
+    string(FIND "${entry}" "|" bar)
+    string(SUBSTRING "${entry}" 0 ${bar} cut)
+    math(EXPR bar "${bar} + 1")
+    string(SUBSTRING "${entry}" ${bar} -1 args)
+    separate_arguments(args UNIX_COMMAND "${args}")
+    add_test(NAME remote/proxy_cut_${cut}
+      COMMAND "${PROXY_TEST}" proxy_cut_${cut} $<TARGET_FILE:fault_proxy> "${RUN_REMOTE}"
+              "${STATE}" "${CMAKE_BINARY_DIR}" "${PROXY_WORK}" ${args}
+      -- $<TARGET_FILE:remote_test_connection_cut> 1000000 32768)
+    set_tests_properties(remote/proxy_cut_${cut} PROPERTIES LABELS "remote"
+      FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_cut_${cut}: FAIL")
+  endforeach()
+endif()
