@@ -3,6 +3,8 @@
 # remote driver, pocld, tests and examples.
 #   tools/build.sh          full build into $BUILD_DIR/pocl (CPU devices + remote + pocld + tests)
 #   tools/build.sh --thin   remote client + pocld only (no LLVM, no CPU devices) into $BUILD_DIR/thin
+#   tools/build.sh --sanitize=asan|tsan   the thin build with ASan+UBSan or TSan, into
+#                           $BUILD_DIR/thin-asan or thin-tsan (tools/sanitize.sh runs the tests)
 # Env: BUILD_DIR (default <repo>/build), POCL_TARBALL (default /usr/src/pocl.tar.xz),
 #      JOBS (default nproc), EXTRA_CMAKE_ARGS (more -D settings).
 set -euo pipefail
@@ -14,11 +16,12 @@ tarball=${POCL_TARBALL:-/usr/src/pocl.tar.xz}
 tarball_sha256=db953f102fb92a49c8077786437dd827a2605207a3dd1533de7e9e83c5123e74
 jobs=${JOBS:-$(nproc)}
 
-thin=0
+thin=0 sanitize=
 for arg in "$@"; do
   case "$arg" in
     --thin) thin=1 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --sanitize=asan|--sanitize=tsan) thin=1 sanitize=${arg#--sanitize=} ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -89,11 +92,20 @@ if command -v ccache >/dev/null; then
 fi
 
 if [[ $thin == 1 ]]; then
-  bdir=$build_root/thin
+  bdir=$build_root/thin${sanitize:+-$sanitize}
   # Only libpocl with the remote driver, and pocld: no kernel compiler, no CPU devices,
   # so nothing to test locally (upstream's tests and examples would find no device).
   config=(-DENABLE_LLVM=OFF -DENABLE_HOST_CPU_DEVICES=OFF
           -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCLCC=OFF)
+  if [[ -n $sanitize ]]; then
+    # Instrumented libpocl (client driver) and pocld. _FORTIFY_SOURCE (hardening) and
+    # ASan's interceptors do not mix.
+    flags="-fsanitize=address,undefined -fno-omit-frame-pointer"
+    [[ $sanitize == tsan ]] && flags="-fsanitize=thread"
+    config+=(-DHARDENING_ENABLE=OFF "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags"
+             "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags"
+             "-DCMAKE_MODULE_LINKER_FLAGS=$flags")
+  fi
 else
   bdir=$build_root/pocl
   # One kernel-library variant for this CPU: build and tests run on the same machine.

@@ -8,7 +8,8 @@
 # on P and P+1, and writes POCLD_PORT/POCLD_PID/POCLD_LOG into STATE_FILE.
 # stop: SIGTERM, then SIGKILL if it is still alive after a bound; removes STATE_FILE.
 # Env: POCLD_START_TIMEOUT (s, default 60), POCLD_STOP_TIMEOUT (s, default 10),
-#      POCLD_LOG_LEVEL (default info).
+#      POCLD_LOG_LEVEL (default info), POCLD_FIXTURE_BINARY (run this pocld instead of
+#      POCLD_BINARY: tools/sanitize.sh's sanitized one, still serving BUILD_DIR's device).
 set -euo pipefail
 
 usage() { sed -n '2,3p' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -85,7 +86,7 @@ cmd_stop() {
 }
 
 cmd_start() {
-  local state=$1 pocld=$2 build=$3
+  local state=$1 pocld=${POCLD_FIXTURE_BINARY:-$2} build=$3
   local bound=${POCLD_START_TIMEOUT:-60} level=${POCLD_LOG_LEVEL:-info}
   [[ -x $pocld ]] || { log "pocld binary $pocld not found or not executable"; return 1; }
   [[ -d $build/ocl-vendors ]] || { log "$build/ocl-vendors missing: is $build a PoCL build dir?"; return 1; }

@@ -4,7 +4,10 @@
 # Sets POCL_DEVICES=remote, POCL_REMOTE0_PARAMETERS=127.0.0.1:<port>/0 (port from
 # STATE_FILE), OCL_ICD_VENDORS=BUILD_DIR/ocl-vendors (only this build's libpocl) and
 # POCL_BUILDING=1 (load the drivers from the build tree).
-# Env: RUN_REMOTE_DEVICES overrides POCL_DEVICES, e.g. "pthread remote" to mix.
+# Env: RUN_REMOTE_DEVICES overrides POCL_DEVICES, e.g. "pthread remote" to mix;
+# RUN_REMOTE_VENDORS overrides the OCL_ICD_VENDORS directory and RUN_REMOTE_PRELOAD is
+# put in LD_PRELOAD of COMMAND alone (tools/sanitize.sh: a sanitized libpocl, and the
+# sanitizer runtime that the uninstrumented test programs then need first).
 set -euo pipefail
 
 if [[ $# -lt 3 ]]; then
@@ -26,6 +29,9 @@ fi
 
 export POCL_DEVICES=${RUN_REMOTE_DEVICES:-remote}
 export POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0
-export OCL_ICD_VENDORS=$build/ocl-vendors
+export OCL_ICD_VENDORS=${RUN_REMOTE_VENDORS:-$build/ocl-vendors}
 export POCL_BUILDING=1
+if [[ -n ${RUN_REMOTE_PRELOAD:-} ]]; then
+  export LD_PRELOAD=$RUN_REMOTE_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}
+fi
 exec "$@"

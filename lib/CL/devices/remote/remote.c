@@ -593,6 +593,21 @@ pocl_remote_free_sampler (cl_device_id device, cl_sampler samp,
   return CL_SUCCESS;
 }
 
+/* pocl_driver_get_mapping_ptr allocates the mapping when the buffer has no
+   mem_host_ptr, which is usual here, but pocl_driver_free_mapping_ptr frees
+   it only when there is one: every map of such a buffer leaked (ASan).  */
+static cl_int
+pocl_remote_free_mapping_ptr (void *data, pocl_mem_identifier *mem_id,
+                              cl_mem mem, mem_mapping_t *map)
+{
+  if (map->host_ptr != NULL
+      && (mem->mem_host_ptr == NULL
+          || map->host_ptr != (char *)mem->mem_host_ptr + map->offset))
+    pocl_aligned_free (map->host_ptr);
+  map->host_ptr = NULL;
+  return CL_SUCCESS;
+}
+
 void
 pocl_remote_init_device_ops (struct pocl_device_ops *ops)
 {
@@ -607,7 +622,7 @@ pocl_remote_init_device_ops (struct pocl_device_ops *ops)
   ops->alloc_mem_obj = pocl_remote_alloc_mem_obj;
   ops->free = pocl_remote_free;
   ops->get_mapping_ptr = pocl_driver_get_mapping_ptr;
-  ops->free_mapping_ptr = pocl_driver_free_mapping_ptr;
+  ops->free_mapping_ptr = pocl_remote_free_mapping_ptr;
 
   ops->init_queue = pocl_remote_init_queue;
   ops->free_queue = pocl_remote_free_queue;
