@@ -113,6 +113,11 @@ void control_loop(Session *s, int ctl)
         close(fd);
       break;
     }
+    if (m.role == POCL_REMOTE_ROLE_PEER) {
+      if (!s->attach_peer(fd, m.peer_index))
+        refuse(fd, s->sid(), m.peer, "peer index taken", true);
+      continue;
+    }
     if (m.role != POCL_REMOTE_ROLE_DATA) {
       // A reconnecting command socket would be taken over here.
       refuse(fd, s->sid(), m.peer, "session cannot take a command socket",

@@ -1,6 +1,6 @@
 // commands.cc - enqueued commands: kernels, buffer and image transfers,
 // markers and barriers.
-#include "session.hh"
+#include "run.hh"
 
 #include "log.hh"
 
@@ -26,40 +26,6 @@ bool volume(const uint64_t r[3], uint64_t unit, uint64_t &out)
 }
 
 } // namespace
-
-// Reserves the event, builds the wait list, enqueues natively through
-// `enqueue` and arranges for the completion.  Takes over one reference of
-// `st`.  extra_wait: one more event the command waits for (data arrival).
-template <class F>
-Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
-                              const WaitList &waits, Queue &q, Staging *st,
-                              Pending::Kind kind, cl_event extra_wait,
-                              F enqueue)
-{
-  cl_int err = CL_SUCCESS;
-  Pending *p = open_cmd(id, waits, q, c.queue_id, err);
-  if (p == nullptr) {
-    if (st != nullptr)
-      st->unref();
-    if (err == kProtocolError)
-      return Outcome::Protocol;
-    complete_now(id, err);
-    return Outcome::Failed;
-  }
-  p->staging = st;
-  p->flags = c.flags;
-  p->kind = kind;
-  if (extra_wait != nullptr) {
-    gate(p);
-    clRetainEvent(extra_wait);
-    waits_.push_back(extra_wait);
-  }
-  cl_event ev = nullptr;
-  err = enqueue(static_cast<cl_uint>(waits_.size()),
-                waits_.empty() ? nullptr : waits_.data(), &ev);
-  launch(p, err, ev, q);
-  return err == CL_SUCCESS ? Outcome::Ok : Outcome::Failed;
-}
 
 bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
                          cl_int err)
@@ -273,6 +239,10 @@ bool Session::command(const Decoded &d)
 {
   if (d.hdr.type == POCL_RMSG_NDRANGE)
     return ndrange(d);
+  if (d.hdr.type == POCL_RMSG_PUSH)
+    return push(d);
+  if (d.hdr.type == POCL_RMSG_MIGRATE_IN)
+    return migrate_in(d);
   if (d.hdr.type != POCL_RMSG_MARKER)
     return mem_command(d);
   const pocl_remote_cmd &c = d.cmd;
@@ -338,14 +308,37 @@ bool Session::mem_command(const Decoded &d)
     if (type == POCL_RMSG_READ &&
         !in_bounds(*src, c.src_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);
-    Staging *st = Staging::create(c.data_size, 1);
+    // With a content size, the size buffer's value (read first) and the
+    // offset follow the data: the completion sends only what is meaningful.
+    Mem *size = nullptr;
+    if (c.cmd.flags & POCL_RCMD_CONTENT_SIZE) {
+      size = type == POCL_RMSG_READ ? find_buffer(c.size_id) : nullptr;
+      if (size == nullptr || size->size < 8)
+        return fail(CL_INVALID_MEM_OBJECT);
+    }
+    Staging *st = Staging::create(c.data_size + (size ? 16 : 0), 1);
     if (st == nullptr)
       return fail(CL_OUT_OF_HOST_MEMORY);
+    st->size = c.data_size;
+    if (size != nullptr)
+      memcpy(st->data() + c.data_size + 8, &c.src_origin[0], 8);
     return go(st, Pending::Read,
               [&](cl_uint n, const cl_event *w, cl_event *ev) {
-                if (type == POCL_RMSG_READ)
+                auto read = [&](cl_uint n2, const cl_event *w2, cl_event *e2) {
                   return clEnqueueReadBuffer(cq, src->buf, CL_FALSE, so.v[0],
-                                             rg.v[0], st->data(), n, w, ev);
+                                             rg.v[0], st->data(), n2, w2, e2);
+                };
+                if (size != nullptr)
+                  return chained(
+                      n, w, ev,
+                      [&](cl_uint n1, const cl_event *w1, cl_event *e1) {
+                        return clEnqueueReadBuffer(cq, size->buf, CL_FALSE, 0,
+                                                   8, st->data() + c.data_size,
+                                                   n1, w1, e1);
+                      },
+                      read);
+                if (type == POCL_RMSG_READ)
+                  return read(n, w, ev);
                 if (type == POCL_RMSG_READ_RECT)
                   return clEnqueueReadBufferRect(
                       cq, src->buf, CL_FALSE, so.v, zero, rg.v, c.src_row_pitch,
@@ -390,6 +383,12 @@ bool Session::mem_command(const Decoded &d)
         (!in_bounds(*src, c.src_origin[0], c.region[0]) ||
          !in_bounds(*dst, c.dst_origin[0], c.region[0])))
       return fail(CL_INVALID_VALUE);
+    if (type == POCL_RMSG_COPY && (c.cmd.flags & POCL_RCMD_CONTENT_SIZE)) {
+      Mem *size = find_buffer(c.size_id);
+      if (size == nullptr)
+        return fail(CL_INVALID_MEM_OBJECT);
+      return copy_content(d, *q, *src, *dst, *size);
+    }
     return go(nullptr, Pending::Plain,
               [&](cl_uint n, const cl_event *w, cl_event *ev) {
                 if (type == POCL_RMSG_COPY)

@@ -29,8 +29,12 @@ const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
     return "wrong role for this port";
   if (role == POCL_REMOTE_ROLE_COMMAND && has_id)
     return "command socket with a session id";
-  if (role == POCL_REMOTE_ROLE_DATA && !has_id)
+  if (role != POCL_REMOTE_ROLE_COMMAND && !has_id)
     return "unknown session";
+  if (role == POCL_REMOTE_ROLE_PEER
+          ? h.peer_index >= POCL_REMOTE_MAX_PEERS
+          : h.peer_index != 0)
+    return "bad peer index";
   *answer = false;
   return nullptr;
 }

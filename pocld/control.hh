@@ -43,9 +43,9 @@ enum CtlType : uint32_t {
   // process draws another one).
   kCtlRegistered = 2,
   // listener -> session process, with a socket attached: a connection whose
-  // HELLO (role `role`, this session's id) the listener has read and checked.
-  // Today only POCL_REMOTE_ROLE_DATA; a reconnecting command socket would
-  // come the same way.
+  // HELLO (role `role`, this session's id) the listener has read and checked:
+  // the data socket, or a peer's connection.  A reconnecting command socket
+  // would come the same way.
   kCtlAttach = 3,
 };
 
@@ -53,7 +53,7 @@ struct CtlMsg {
   uint32_t type;
   uint32_t role;  // kCtlAttach
   int32_t status; // kCtlRegistered
-  uint32_t reserved;
+  uint32_t peer_index; // kCtlAttach of a peer connection
   uint8_t id[16];
   char peer[64]; // kCtlAttach: the socket's peer (NUL-terminated)
 };

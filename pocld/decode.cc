@@ -106,7 +106,7 @@ bool decode_command(Decoded &d, const uint8_t *payload, DecodeError &e)
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t origin = d.waits[i].origin;
     if (origin != POCL_REMOTE_WAIT_SAME_SERVER &&
-        origin != POCL_REMOTE_WAIT_FOREIGN)
+        origin != POCL_REMOTE_WAIT_FOREIGN && origin != POCL_REMOTE_WAIT_PEER)
       return e.fail("wait entry with unknown origin %u", origin);
   }
   switch (d.hdr.type) {
@@ -117,6 +117,16 @@ bool decode_command(Decoded &d, const uint8_t *payload, DecodeError &e)
     if (cur.left() != 0)
       return e.fail("MARKER with a payload beyond its wait list");
     return true;
+  case POCL_RMSG_PUSH:
+  case POCL_RMSG_MIGRATE_IN: {
+    const pocl_remote_migrate &c = d.migrate = load<pocl_remote_migrate>(d.body);
+    if (cur.left() != 0 || c.peer >= POCL_REMOTE_MAX_PEERS || c.size == 0 ||
+        (c.src_size_id == 0) != (c.dst_size_id == 0))
+      return e.fail("message type %u: malformed migration (peer %u, size "
+                    "%llu)",
+                    d.hdr.type, c.peer, (unsigned long long)c.size);
+    return true;
+  }
   default:
     d.mem = load<pocl_remote_mem_cmd>(d.body);
     return decode_mem(d, cur, e);
@@ -195,6 +205,7 @@ int64_t max_command_payload(uint32_t type)
   case POCL_RMSG_FREE_PROGRAM:
   case POCL_RMSG_FREE_KERNEL:
   case POCL_RMSG_FREE_SAMPLER:
+  case POCL_RMSG_SUBSCRIBE:
   case POCL_RMSG_NOTIFY_EVENT:
     return 0;
   case POCL_RMSG_CREATE_KERNEL:
@@ -218,7 +229,11 @@ int64_t max_command_payload(uint32_t type)
   case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
   case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
   case POCL_RMSG_MARKER:
+  case POCL_RMSG_PUSH:
+  case POCL_RMSG_MIGRATE_IN:
     return kWaits;
+  case POCL_RMSG_CONNECT_PEER:
+    return POCL_REMOTE_MAX_HOST;
   default:
     return -1;
   }
@@ -287,7 +302,20 @@ bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
   case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
   case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
   case POCL_RMSG_MARKER:
+  case POCL_RMSG_PUSH:
+  case POCL_RMSG_MIGRATE_IN:
     return decode_command(d, payload, e);
+  case POCL_RMSG_CONNECT_PEER: {
+    auto c = load<pocl_remote_connect_peer>(body);
+    if (c.host_len == 0 || c.host_len != hdr.payload_size ||
+        c.port == 0 || c.port > 65535 || c.self_index >= POCL_REMOTE_MAX_PEERS ||
+        c.peer_index >= POCL_REMOTE_MAX_PEERS || c.self_index == c.peer_index)
+      return e.fail("CONNECT_PEER: host of %u bytes, port %u, indices %u/%u",
+                    c.host_len, c.port, c.self_index, c.peer_index);
+    d.data = payload;
+    d.data_len = c.host_len;
+    return true;
+  }
   default:
     // Fixed bodies without a payload (check_command_header made sure).
     return true;

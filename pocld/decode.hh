@@ -62,9 +62,10 @@ struct Decoded {
   pocl_remote_ndrange ndrange{};
   std::vector<ArgView> args;
   pocl_remote_mem_cmd mem{};
+  pocl_remote_migrate migrate{}; // PUSH, MIGRATE_IN
   // What follows the wait list (WRITE* inline bytes, FILL pattern,
   // FILL_IMAGE color), CREATE_KERNEL's name, BUILD_PROGRAM's source or
-  // binary.
+  // binary, CONNECT_PEER's host.
   const uint8_t *data = nullptr;
   uint64_t data_len = 0;
   // BUILD_PROGRAM: options (build.options_len bytes), then COMPILE's

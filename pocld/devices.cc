@@ -443,6 +443,11 @@ Devices discover_devices(const char *sid, bool verbose,
       dev.name = device_string(dev.id, CL_DEVICE_NAME);
       dev.info = info_payload(dev.id);
       append_image_formats(dev.info, dev.id);
+      // Devices of one platform share a context: the client migrates
+      // between them with native copies.
+      pocl_remote_info_entry pe{POCL_REMOTE_INFO_PLATFORM_INDEX, 4};
+      append(dev.info, &pe, sizeof pe);
+      append(dev.info, &dev.platform, sizeof dev.platform);
       POCLD_LOG(info, sid, "device %zu: %s (OpenCL %d.%d)", d.devices.size(),
                 dev.name.c_str(), dev.cl_major, dev.cl_minor);
       d.devices.push_back(std::move(dev));

@@ -47,6 +47,7 @@ void Session::release_waits()
 
 cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
 {
+  std::lock_guard<std::mutex> lock(foreign_mu_);
   Foreign &f = foreign_[id];
   if (f.known)
     return f.status == CL_COMPLETE
@@ -74,11 +75,12 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
 {
   waits_.clear();
   bool gated = false;
-  // Foreign events first: their table is the reader's alone, no lock needed.
-  // The decoder admitted only known origins.
+  // Foreign events first, each under foreign_mu_ (peer readers complete
+  // them); a peer's event is one the client does not forward.  The decoder
+  // admitted only known origins.
   for (uint32_t i = 0; i < waits.count; ++i) {
     pocl_remote_wait w = waits[i];
-    if (w.origin == POCL_REMOTE_WAIT_FOREIGN) {
+    if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER) {
       size_t before = waits_.size();
       err = foreign_wait(w.event_id, q.platform);
       gated |= waits_.size() > before;
@@ -156,6 +158,7 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
   p->platform = q.platform;
   p->flags = 0;
   p->kind = Pending::Plain;
+  p->subscribers.clear();
   return p;
 }
 
@@ -218,6 +221,7 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     wait_for(p);
     return;
   }
+  std::lock_guard<std::mutex> lock(sweep_mu_);
   t_registering = p;
   err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
   t_registering = nullptr;
@@ -307,13 +311,28 @@ void Session::complete(Pending *p, cl_int exec_status)
     delete p;
     // Like clFinish: failed commands have their own completions.
     reply(id, CL_SUCCESS);
+  } else if (p->kind == Pending::Push) {
+    send_push(*p, c.status);
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    ungate(p);
+    spare_.push_back(events_.extract(id));
+    if (keep)
+      failed_.push_back(ev);
   } else {
     const void *data = nullptr;
     uint64_t len = 0;
     if (p->kind == Pending::Read && c.status == CL_COMPLETE) {
       data = st->data();
       len = st->size;
+      if (p->flags & POCL_RCMD_CONTENT_SIZE) {
+        uint64_t content, offset;
+        memcpy(&content, st->data() + len, 8);
+        memcpy(&offset, st->data() + len + 8, 8);
+        len = content > offset ? std::min(len, content - offset) : 0;
+      }
     }
+    if (p->kind == Pending::MigrateIn)
+      c.peer_bytes = st->size;
     Sock sock =
         len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ? Sock::Data : Sock::Command;
     std::string output;
@@ -324,18 +343,24 @@ void Session::complete(Pending *p, cl_int exec_status)
     // Retire the event: later waits on it count it as complete.  Bridges
     // are taken in the same critical section so none can be added late.
     std::vector<cl_event> bridges;
+    std::vector<uint32_t> subs;
     {
       std::lock_guard<std::mutex> lock(ev_mu_);
       bridges.swap(p->bridges);
+      subs.swap(p->subscribers);
       ungate(p);
       spare_.push_back(events_.extract(id));
-      if (keep)
+      if (keep) {
         failed_.push_back(ev);
+        failed_ids_[id] = c.status;
+      }
     }
     for (cl_event b : bridges) {
       clSetUserEventStatus(b, c.status);
       clReleaseEvent(b);
     }
+    if (!subs.empty())
+      notify_subscribers(id, c.status, subs);
   }
   if (st != nullptr)
     st->unref();
@@ -358,8 +383,13 @@ void Session::sweep_failed()
   // Candidates are taken under the lock; one that succeeds meanwhile may be
   // completed and recycled by its callback, so only its event is used.
   std::vector<std::pair<Pending *, cl_event>> seen;
+  // Peer readers sweep too: one sweep at a time, and none while the command
+  // reader registers a callback (a failed command is called back right
+  // there, and must not be completed twice).
+  std::lock_guard<std::mutex> sweep_lock(sweep_mu_);
   auto consider = [&](Pending *p) {
-    if (devs_.platforms[p->platform].silent_failures) {
+    // ev is null while the command reader is still launching it.
+    if (p->ev != nullptr && devs_.platforms[p->platform].silent_failures) {
       clRetainEvent(p->ev);
       seen.emplace_back(p, p->ev);
     }
@@ -397,24 +427,68 @@ bool Session::notify(const Msg &m)
              (unsigned long long)n.event_id, n.status);
     return true;
   }
-  Foreign &f = foreign_[n.event_id];
-  if (f.known) {
-    LOG_DEBUG(sid_, "NOTIFY_EVENT %llu repeated",
-              (unsigned long long)n.event_id);
-    return true;
+  foreign_done(n.event_id, n.status);
+  return true;
+}
+
+// A foreign event reached its final status (from the client or a peer).
+void Session::foreign_done(uint64_t id, cl_int status)
+{
+  bool failed = false;
+  {
+    std::lock_guard<std::mutex> lock(foreign_mu_);
+    Foreign &f = foreign_[id];
+    if (f.known) {
+      LOG_DEBUG(sid_, "event %llu reported again", (unsigned long long)id);
+      return;
+    }
+    f.known = true;
+    f.status = status;
+    for (auto &ue : f.ues) {
+      clSetUserEventStatus(ue.second, status);
+      clReleaseEvent(ue.second);
+    }
+    failed = status < 0 && !f.ues.empty();
+    f.ues.clear();
+    f.ues.shrink_to_fit();
   }
-  f.known = true;
-  f.status = n.status;
-  for (auto &ue : f.ues) {
-    clSetUserEventStatus(ue.second, n.status);
-    clReleaseEvent(ue.second);
-  }
-  bool failed = n.status < 0 && !f.ues.empty();
-  f.ues.clear();
-  f.ues.shrink_to_fit();
   if (failed)
     sweep_failed();
+}
+
+// SUBSCRIBE: the peer hears of the event's completion, now if it is over.
+bool Session::subscribe(const Msg &m)
+{
+  pocl_remote_subscribe s;
+  memcpy(&s, m.body, sizeof s);
+  if (s.peer_index >= POCL_REMOTE_MAX_PEERS) {
+    LOG_ERR(sid_, "SUBSCRIBE for peer %u", s.peer_index);
+    return false;
+  }
+  cl_int status = CL_COMPLETE;
+  {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    auto it = events_.find(s.event_id);
+    if (it != events_.end() && it->second.kind != Pending::Push) {
+      it->second.subscribers.push_back(s.peer_index);
+      return true;
+    }
+    // The client subscribes only after sending the command here: not in
+    // the table means retired.
+    auto f = failed_ids_.find(s.event_id);
+    if (f != failed_ids_.end())
+      status = f->second;
+  }
+  notify_subscribers(s.event_id, status, {s.peer_index});
   return true;
+}
+
+void Session::notify_subscribers(uint64_t id, cl_int status,
+                                 const std::vector<uint32_t> &subs)
+{
+  pocl_remote_notify n{id, status, 0};
+  for (uint32_t peer : subs)
+    peer_send(peer, POCL_RMSG_PEER_NOTIFY, 0, &n, sizeof n, nullptr, 0);
 }
 
 } // namespace pocld

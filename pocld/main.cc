@@ -23,14 +23,16 @@ void on_child(int) {}
 void usage(FILE *out)
 {
   fprintf(out,
-          "usage: pocld [--address A] [--port P] [--max-sessions N] "
-          "[--log-level L]\n"
+          "usage: pocld [--address A] [--port P] [--peer-port Q] "
+          "[--max-sessions N] [--log-level L]\n"
           "Serves this host's OpenCL devices to PoCL-R clients, each "
           "session in a\nprocess of its own.\n"
           "  --address A       address to listen on, IPv4 or IPv6 "
           "(default 127.0.0.1)\n"
           "  --port P          command port; P + 1 is the data port "
           "(default %d)\n"
+          "  --peer-port Q     port for other servers of the same clients "
+          "(default P + 2)\n"
           "  --max-sessions N  sessions at once, 1 to %ld; more are "
           "refused (default %ld)\n"
           "  --log-level L     error, warn, info or debug (default info)\n"
@@ -54,7 +56,7 @@ bool parse_level(const char *s, pocld::Level &out)
 int main(int argc, char **argv)
 {
   std::string address = "127.0.0.1";
-  long port = POCL_REMOTE_DEFAULT_PORT;
+  long port = POCL_REMOTE_DEFAULT_PORT, peer_port = 0;
   long max_sessions = kDefaultSessions;
   for (int i = 1; i < argc; ++i) {
     std::string opt = argv[i];
@@ -72,6 +74,8 @@ int main(int argc, char **argv)
       address = val;
     else if (opt == "--port")
       port = strtol(val, &end, 10);
+    else if (opt == "--peer-port")
+      peer_port = strtol(val, &end, 10);
     else if (opt == "--max-sessions")
       max_sessions = strtol(val, &end, 10);
     else if (opt == "--log-level") {
@@ -81,6 +85,11 @@ int main(int argc, char **argv)
       }
     } else {
       usage(stderr);
+      return 2;
+    }
+    if (opt == "--peer-port" &&
+        (*end != '\0' || peer_port < 1 || peer_port > 65535)) {
+      fprintf(stderr, "pocld: bad peer port '%s'\n", val);
       return 2;
     }
     if (opt == "--port" && (*end != '\0' || port < 1 || port > 65535)) {
@@ -119,16 +128,19 @@ int main(int argc, char **argv)
   // No OpenCL in this process: see doc/pocld.md, "Processes".
   pocld::Server server(static_cast<unsigned>(max_sessions));
   long ndev = server.discover_devices();
-  if (!server.listen(address, static_cast<uint16_t>(port)))
+  if (peer_port == 0)
+    peer_port = port + POCL_REMOTE_PEER_PORT_OFFSET;
+  if (!server.listen(address, static_cast<uint16_t>(port),
+                     static_cast<uint16_t>(peer_port)))
     return 1;
   char devices[32] = "devices unknown";
   if (ndev >= 0)
     snprintf(devices, sizeof devices, "%ld devices", ndev);
   LOG_INFO("-",
-           "listening on %s ports %ld (commands) and %ld (data), %s, "
-           "at most %ld sessions",
-           address.c_str(), port, port + POCL_REMOTE_DATA_PORT_OFFSET, devices,
-           max_sessions);
+           "listening on %s ports %ld (commands), %ld (data) and %ld "
+           "(peers), %s, at most %ld sessions",
+           address.c_str(), port, port + POCL_REMOTE_DATA_PORT_OFFSET,
+           peer_port, devices, max_sessions);
   server.run(&g_stop, &waitmask);
   LOG_INFO("-", "stopped");
   return 0;

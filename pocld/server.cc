@@ -24,7 +24,7 @@ namespace pocld {
 
 namespace {
 
-// Connections whose HELLO the listener reads itself (data sockets, and
+// Connections whose HELLO the listener reads itself (data and peer sockets, and
 // command sockets over the session limit); more are closed at once, so that
 // connecting without speaking cannot pile up descriptors.
 constexpr size_t kMaxHandshakes = 128;
@@ -86,20 +86,24 @@ void pause_ms(uint64_t timeout_ms, const sigset_t *waitmask)
 
 } // namespace
 
-bool Server::listen(const std::string &address, uint16_t port)
+bool Server::listen(const std::string &address, uint16_t port,
+                    uint16_t peer_port)
 {
   if (port > 65535 - POCL_REMOTE_DATA_PORT_OFFSET) {
     LOG_ERR("-", "port %u leaves no room for the data port", port);
     return false;
   }
-  listen_fd_[0] = listen_on(address, port);
-  if (listen_fd_[0] < 0)
-    return false;
-  listen_fd_[1] = listen_on(address, port + POCL_REMOTE_DATA_PORT_OFFSET);
-  if (listen_fd_[1] < 0) {
-    close(listen_fd_[0]);
-    listen_fd_[0] = -1;
-    return false;
+  const uint16_t ports[3] = {
+      port, uint16_t(port + POCL_REMOTE_DATA_PORT_OFFSET), peer_port};
+  for (int i = 0; i < 3; ++i) {
+    listen_fd_[i] = listen_on(address, ports[i]);
+    if (listen_fd_[i] < 0) {
+      for (int j = 0; j < i; ++j) {
+        close(listen_fd_[j]);
+        listen_fd_[j] = -1;
+      }
+      return false;
+    }
   }
   return true;
 }
@@ -112,8 +116,8 @@ void Server::close_for_child(int keep_a, int keep_b)
     if (fd >= 0 && fd != keep_a && fd != keep_b)
       close(fd);
   };
-  drop(listen_fd_[0]);
-  drop(listen_fd_[1]);
+  for (int fd : listen_fd_)
+    drop(fd);
   for (auto &c : children_)
     drop(c.second.ctl);
   for (Handshake &h : handshakes_)
@@ -183,12 +187,12 @@ long Server::discover_devices()
 void Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
 {
   std::vector<pollfd> fds;
-  std::vector<pid_t> pids; // for fds[2 .. 2 + pids.size())
+  std::vector<pid_t> pids; // for fds[3 .. 3 + pids.size())
   while (!*stop) {
     fds.clear();
     pids.clear();
-    fds.push_back({listen_fd_[0], POLLIN, 0});
-    fds.push_back({listen_fd_[1], POLLIN, 0});
+    for (int fd : listen_fd_)
+      fds.push_back({fd, POLLIN, 0});
     for (auto &c : children_)
       if (c.second.ctl >= 0) {
         fds.push_back({c.second.ctl, POLLIN, 0});
@@ -228,21 +232,21 @@ void Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
           read_hello(handshakes_[j]))
         handshakes_.erase(handshakes_.begin() + j);
     for (size_t i = 0; i < pids.size(); ++i)
-      if (fds[2 + i].revents != 0) {
+      if (fds[3 + i].revents != 0) {
         auto it = children_.find(pids[i]);
         if (it != children_.end() && it->second.ctl >= 0)
           child_input(it->first, it->second);
       }
-    for (int i = 0; i < 2; ++i)
-      if (fds[i].revents & POLLIN)
-        accept_on(i == 1);
+    for (uint32_t role = 0; role < 3; ++role)
+      if (fds[role].revents & POLLIN)
+        accept_on(role);
   }
   stop_children(waitmask);
 }
 
-void Server::accept_on(bool data_port)
+void Server::accept_on(uint32_t role)
 {
-  int fd = accept4(listen_fd_[data_port], nullptr, nullptr, SOCK_CLOEXEC);
+  int fd = accept4(listen_fd_[role], nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) {
     LOG_WARN("-", "accept: %s", strerror(errno));
     // Out of descriptors: let some connections end instead of spinning.
@@ -257,9 +261,9 @@ void Server::accept_on(bool data_port)
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   PeerName peer(fd);
   // A new session: its own process at once, which does the handshake.
-  if (!data_port && children_.size() < max_sessions_)
+  if (role == POCL_REMOTE_ROLE_COMMAND && children_.size() < max_sessions_)
     return fork_session(fd, peer.s);
-  // A data socket, or a session over the limit: the HELLO is read here (a
+  // A data or peer socket, or a session over the limit: the HELLO is read here (a
   // refusal is answered only after it, so that the close does not reset the
   // connection with the client's HELLO unread).
   if (handshakes_.size() >= kMaxHandshakes) {
@@ -271,7 +275,7 @@ void Server::accept_on(bool data_port)
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   Handshake h;
   h.fd = fd;
-  h.data_port = data_port;
+  h.role = role;
   h.deadline_ms = now_ms() + kHandshakeTimeoutMs;
   h.peer = peer.s;
   handshakes_.push_back(h);
@@ -332,11 +336,11 @@ void Server::hello_done(Handshake &h)
 {
   bool answer = false;
   const char *bad = hello_problem(
-      h.msg, h.data_port ? POCL_REMOTE_ROLE_DATA : POCL_REMOTE_ROLE_COMMAND,
+      h.msg, h.role,
       &answer);
   if (bad != nullptr)
     return refuse(h.fd, h.peer.c_str(), bad, answer, CL_INVALID_VALUE);
-  if (!h.data_port) {
+  if (h.role == POCL_REMOTE_ROLE_COMMAND) {
     // Command connections come here only when over the session limit.
     char why[96];
     snprintf(why, sizeof why, "at the limit of %u sessions (--max-sessions)",
@@ -358,6 +362,7 @@ void Server::route(int fd, const pocl_remote_hello &hello, const char *peer)
     CtlMsg m{};
     m.type = kCtlAttach;
     m.role = hello.role;
+    m.peer_index = hello.peer_index;
     memcpy(m.id, id.data(), sizeof m.id);
     snprintf(m.peer, sizeof m.peer, "%s", peer);
     // The session's readers block on their sockets.
@@ -465,9 +470,10 @@ void Server::reap()
 void Server::stop_children(const sigset_t *waitmask)
 {
   stopping_ = true;
-  close(listen_fd_[0]);
-  close(listen_fd_[1]);
-  listen_fd_[0] = listen_fd_[1] = -1;
+  for (int &fd : listen_fd_) {
+    close(fd);
+    fd = -1;
+  }
   for (Handshake &h : handshakes_)
     close(h.fd);
   handshakes_.clear();

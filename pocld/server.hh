@@ -20,8 +20,9 @@ public:
   Server(const Server &) = delete;
   Server &operator=(const Server &) = delete;
 
-  // Binds the command port and port + 1 (data); false, logged, on failure.
-  bool listen(const std::string &address, uint16_t port);
+  // Binds the command port, port + 1 (data) and the peer port; false,
+  // logged, on failure.
+  bool listen(const std::string &address, uint16_t port, uint16_t peer_port);
   // Has a short-lived process discover and log the devices (the listener
   // itself must not initialise OpenCL, see doc/pocld.md) and keeps what it
   // learnt about the platforms for the session processes.  The device
@@ -46,14 +47,14 @@ private:
   // connection, and command-port ones refused for the session limit.
   struct Handshake {
     int fd;
-    bool data_port;
+    uint32_t role; // the port's: POCL_REMOTE_ROLE_*
     size_t got = 0;
     HelloMsg msg;
     uint64_t deadline_ms;
     std::string peer;
   };
 
-  void accept_on(bool data_port);
+  void accept_on(uint32_t role);
   void fork_session(int fd, const char *peer);
   void close_for_child(int keep_a, int keep_b);
   bool read_hello(Handshake &h); // true when it is done with h.fd
@@ -69,7 +70,7 @@ private:
   const unsigned max_sessions_;
   std::vector<PlatformHint> hints_; // inherited by session processes
   bool stopping_ = false;
-  int listen_fd_[2] = {-1, -1};
+  int listen_fd_[3] = {-1, -1, -1}; // by role: command, data, peer
   std::map<pid_t, Child> children_;   // until reaped: the session count
   std::map<SessionId, pid_t> by_id_;  // registered, control socket open
   std::vector<Handshake> handshakes_; // in the order they arrived

@@ -101,6 +101,11 @@ void Session::shutdown_sockets()
   fd = data_.fd.load();
   if (fd >= 0)
     shutdown(fd, SHUT_RDWR);
+  for (PeerLink &l : peers_) {
+    std::lock_guard<std::mutex> lock(l.mu);
+    if (l.fd >= 0)
+      shutdown(l.fd, SHUT_RDWR);
+  }
 }
 
 bool Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
@@ -133,6 +138,12 @@ void Session::reply(uint64_t id, cl_int status, const void *payload,
 void Session::complete_now(uint64_t id, cl_int status)
 {
   LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
+  if (push_.active && push_.id == id) {
+    // The migration's event is the receiving peer's to complete.
+    pocl_remote_peer_data pd{status, 0, 0};
+    peer_send(push_.peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd, nullptr, 0);
+    return;
+  }
   pocl_remote_completion c{};
   c.status = status;
   send(Sock::Command, POCL_RMSG_COMPLETION, id, &c, sizeof c, nullptr, 0);
@@ -201,6 +212,10 @@ bool Session::dispatch(const Msg &m)
     return free_object(m);
   case POCL_RMSG_NOTIFY_EVENT:
     return notify(m);
+  case POCL_RMSG_SUBSCRIBE:
+    return subscribe(m);
+  case POCL_RMSG_CONNECT_PEER:
+    return connect_peer(in_);
   default:
     // MsgReader admits only the types above and the commands.
     return command(in_);
@@ -307,18 +322,25 @@ void Session::teardown()
   shutdown_sockets();
   {
     std::unique_lock<std::mutex> lock(mu_);
-    data_cv_.wait(lock, [&] { return !data_running_; });
+    data_cv_.wait(lock,
+                  [&] { return !data_running_ && peers_running_ == 0; });
   }
   // Fail what can never happen now, so that every native command finishes.
   for (DataSlot &s : data_slots_)
     fail_slot(s);
   data_slots_.clear();
-  for (auto &f : foreign_)
-    for (auto &ue : f.second.ues) {
-      clSetUserEventStatus(ue.second, CL_DEVICE_NOT_AVAILABLE);
-      clReleaseEvent(ue.second);
-    }
-  foreign_.clear();
+  for (auto &s : peer_slots_)
+    fail_peer_slot(s.second, CL_DEVICE_NOT_AVAILABLE);
+  peer_slots_.clear();
+  {
+    std::lock_guard<std::mutex> lock(foreign_mu_);
+    for (auto &f : foreign_)
+      for (auto &ue : f.second.ues) {
+        clSetUserEventStatus(ue.second, CL_DEVICE_NOT_AVAILABLE);
+        clReleaseEvent(ue.second);
+      }
+    foreign_.clear();
+  }
   sweep_failed();
   for (auto &q : queues_)
     clFinish(q.second.q);

@@ -91,7 +91,10 @@ struct Pending {
     Plain,
     Read,   // the completion carries the staging bytes
     Kernel, // an NDRANGE: may have printed
-    Finish  // a FINISH: answered with a REPLY; not in events_
+    Finish, // a FINISH: answered with a REPLY; not in events_
+    Push,   // a PUSH: its bytes go to peer `peer` as PEER_DATA, and the
+            // receiving server completes the event
+    MigrateIn // a MIGRATE_IN: reports the bytes its peer pushed
   } kind;
   // User events in other platforms' contexts that mirror ev, made when a
   // command on another platform waited on it.
@@ -102,9 +105,15 @@ struct Pending {
   // block behind it.
   bool gated = true;
   uint64_t queue_id = 0;
+  uint32_t peer = 0;       // Push: the receiver
+  uint64_t push_size = 0;  // Push: buffer bytes; the size value follows
+  bool push_has_size = false;
+  // Peers that asked (SUBSCRIBE) to hear of the completion.
+  std::vector<uint32_t> subscribers;
 };
 
-// An event of another device or a user event, as NOTIFY_EVENT reports it.
+// An event of another device or a user event, as NOTIFY_EVENT (client) or
+// PEER_NOTIFY (the peer running it) reports it.
 struct Foreign {
   bool known = false;
   cl_int status = 0;
@@ -119,6 +128,22 @@ struct DataSlot {
   uint64_t size;
   Staging *staging;
   cl_event ue; // completed once the bytes are in
+};
+
+// Where the bytes of a MIGRATE_IN go once its peer pushes them.  The
+// staging holds the buffer's bytes and, after them, the content size.
+struct PeerSlot {
+  uint64_t size;
+  uint32_t peer;
+  Staging *staging;
+  cl_event ue; // completed once the bytes are in
+};
+
+// A connection to a peer server's session of the same client.
+struct PeerLink {
+  std::mutex mu; // makes each message atomic on the socket
+  int fd = -1;   // set once, before the reader starts
+  bool broken = false;
 };
 
 class Session {
@@ -140,6 +165,9 @@ public:
   // already has one or is closing.
   bool attach_data(int fd);
   void run_data();
+  // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
+  // reader; false if the index is taken or the session is closing.
+  bool attach_peer(int fd, uint32_t index);
   // Wakes both readers (server stop, fatal socket errors).
   void shutdown_sockets();
 
@@ -195,6 +223,10 @@ private:
   bool notify(const Msg &m);
   void fail_slot(DataSlot &s);
   void sweep_failed();
+  void foreign_done(uint64_t id, cl_int status);
+  bool subscribe(const Msg &m);
+  void notify_subscribers(uint64_t id, cl_int status,
+                          const std::vector<uint32_t> &subs);
   void wait_for(Pending *p);
   void waiter_loop();
   void stop_waiter();
@@ -217,6 +249,23 @@ private:
   bool fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
                   cl_int err);
 
+  // migrate.cc
+  Mem *find_mem(uint64_t id);
+  bool push(const Decoded &d);
+  bool migrate_in(const Decoded &d);
+  bool copy_content(const Decoded &d, Queue &q, Mem &src, Mem &dst,
+                    Mem &size);
+
+  // peers.cc: the peer mesh.
+  bool connect_peer(const Decoded &d);
+  bool start_peer(int fd, uint32_t index);
+  bool peer_connected(uint32_t index);
+  void run_peer(uint32_t index);
+  void fail_peer_slot(PeerSlot &s, cl_int status);
+  bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
+                 size_t body_len, const void *payload, uint64_t payload_len);
+  void send_push(const Pending &p, cl_int status);
+
   const Devices &devs_;
   const SessionId id_;
   char sid_[9];
@@ -229,6 +278,12 @@ private:
   std::deque<DataSlot> data_slots_;
   bool closing_ = false;
   bool data_running_ = false;
+  // MIGRATE_IN commands waiting for their bytes, by event id; also mu_.
+  std::unordered_map<uint64_t, PeerSlot> peer_slots_;
+  unsigned peers_running_ = 0; // peer readers not yet ended; also mu_
+
+  // Peer links by the client's server index.
+  std::array<PeerLink, POCL_REMOTE_MAX_PEERS> peers_;
 
   // Event table: guarded by ev_mu_ (the command reader and callbacks).
   std::mutex ev_mu_;
@@ -237,6 +292,7 @@ private:
   std::vector<EventTable::node_type> spare_; // recycled table nodes
   std::vector<Pending *> finishing_;         // FINISH markers in flight
   std::vector<cl_event> failed_;             // see Session::complete
+  std::unordered_map<uint64_t, cl_int> failed_ids_; // retired with errors
   // Gated commands in flight per queue id (Pending::gated).
   std::unordered_map<uint64_t, uint32_t> gated_by_queue_;
   std::atomic<uint64_t> inflight_{0};        // callbacks still to run
@@ -250,6 +306,13 @@ private:
   bool waiter_stop_ = false;
   std::thread waiter_;
 
+  // Foreign events: the command reader and the peer readers.
+  std::mutex foreign_mu_;
+  std::unordered_map<uint64_t, Foreign> foreign_;
+  // sweep_failed() runs on peer readers too; it must not overlap with the
+  // command reader's callback registrations (see sweep_failed).
+  std::mutex sweep_mu_;
+
   // Everything below belongs to the command reader thread alone.
   std::vector<cl_context> contexts_; // per platform, created on first use
   std::unordered_map<uint64_t, Queue> queues_;
@@ -257,9 +320,17 @@ private:
   std::unordered_map<uint64_t, Program> programs_;
   std::unordered_map<uint64_t, Kernel> kernels_;
   std::unordered_map<uint64_t, Sampler> samplers_;
-  std::unordered_map<uint64_t, Foreign> foreign_;
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
+  // The PUSH being handled: run() gives its Pending these, and
+  // complete_now() reports its failure to the peer, not to the client.
+  struct PushState {
+    bool active;
+    uint64_t id;
+    uint32_t peer;
+    uint64_t size;
+    bool has_size;
+  } push_{};
   Decoded in_;                  // the message being handled
   std::vector<Queue *> dirty_;  // queues to flush before blocking on input
 };

@@ -447,6 +447,7 @@ typedef struct pocl_remote_completion
   int32_t status; /* CL_COMPLETE (0) or a negative OpenCL error */
   uint32_t reserved;
   uint64_t ts_queued, ts_submit, ts_start, ts_end;
+  uint64_t peer_bytes; /* MIGRATE_IN: payload bytes the peer pushed */
 } pocl_remote_completion;
 
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hdr) == 24, "hdr");
@@ -475,7 +476,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_connect_peer) == 32, "cpeer");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_subscribe) == 16, "subscr");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_migrate) == 64, "migrate");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 16, "pdata");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 40, "compl");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 48, "compl");
 
 /* The fixed body size of each message type, or -1 for an unknown type.
    Receivers reject a header whose body_size differs.  */
