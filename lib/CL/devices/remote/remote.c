@@ -10,6 +10,7 @@
 #include "pocl_image_util.h"
 #include "pocl_remote.h"
 #include "pocl_util.h"
+#include "pocl_remote_ext.h"
 #include "remote.h"
 
 static const char remote_device_name[] = "remote";
@@ -248,6 +249,8 @@ apply_device_info (cl_device_id dev, const char *p, uint64_t len, char **name)
       else if (e.param == CL_DEVICE_OPENCL_C_VERSION)
         ((remote_device_data *)dev->data)->opencl_c_version
             = dup_string (v, e.size);
+      else if (e.param == POCL_REMOTE_INFO_PLATFORM_INDEX && e.size == 4)
+        memcpy (&((remote_device_data *)dev->data)->platform, v, 4);
       else if ((e.param & 0xFF000000u) == POCL_REMOTE_INFO_IMAGE_FORMATS (0))
         store_image_formats (dev, e.param & 0xFFFFFFu, v, e.size);
       else
@@ -270,21 +273,14 @@ parse_version (const char *v)
   return major * 100 + minor * 10;
 }
 
-/* host[:port]/device_index[#peer_address]; IPv6 literals in brackets.  */
+/* host[:port] of length hostport_len at params; IPv6 literals in
+   brackets.  The port defaults to def_port.  */
 static int
-parse_parameters (const char *params, char *host, size_t host_size,
-                  uint16_t *port, uint32_t *device)
+parse_host_port (const char *params, size_t hostport_len, char *host,
+                 size_t host_size, uint16_t *port, uint16_t def_port)
 {
-  const char *slash = strrchr (params, '/');
-  if (slash == NULL)
-    return -1;
   char *end = NULL;
-  unsigned long idx = strtoul (slash + 1, &end, 10);
-  if (end == slash + 1 || (*end != 0 && *end != '#'))
-    return -1;
-  *device = (uint32_t)idx;
-
-  size_t hostport_len = (size_t)(slash - params);
+  const char *slash = params + hostport_len;
   const char *hp = params, *colon = NULL;
   size_t hlen = hostport_len;
   if (hp[0] == '[')
@@ -313,14 +309,45 @@ parse_parameters (const char *params, char *host, size_t host_size,
   memcpy (host, hp, hlen);
   host[hlen] = 0;
 
-  *port = POCL_REMOTE_DEFAULT_PORT;
+  *port = def_port;
   if (colon)
     {
       unsigned long p = strtoul (colon + 1, &end, 10);
-      if (p == 0 || p > 65534 || end != slash)
+      if (p == 0 || p > 65533 || end != slash)
         return -1;
       *port = (uint16_t)p;
     }
+  return 0;
+}
+
+/* host[:port]/device_index[#peer_host[:peer_port]].  peer_host is left
+   empty without a peer address.  */
+static int
+parse_parameters (const char *params, char *host, size_t host_size,
+                  uint16_t *port, uint32_t *device, char *peer_host,
+                  uint16_t *peer_port)
+{
+  const char *hash = strchr (params, '#');
+  const char *end_hp = hash ? hash : params + strlen (params);
+  const char *slash = NULL, *c;
+  for (c = params; c < end_hp; ++c)
+    if (*c == '/')
+      slash = c;
+  if (slash == NULL)
+    return -1;
+  char *end = NULL;
+  unsigned long idx = strtoul (slash + 1, &end, 10);
+  if (end == slash + 1 || (*end != 0 && *end != '#'))
+    return -1;
+  *device = (uint32_t)idx;
+  if (parse_host_port (params, (size_t)(slash - params), host, host_size,
+                       port, POCL_REMOTE_DEFAULT_PORT))
+    return -1;
+  peer_host[0] = 0;
+  if (*end == '#')
+    return parse_host_port (end + 1, strlen (end + 1), peer_host, host_size,
+                            peer_port,
+                            (uint16_t)(*port + POCL_REMOTE_PEER_PORT_OFFSET));
   return 0;
 }
 
@@ -341,8 +368,8 @@ pocl_remote_build_hash (cl_device_id device)
 static cl_int
 pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
 {
-  char host[256];
-  uint16_t port;
+  char host[256], peer_host[256];
+  uint16_t port, peer_port = 0;
   uint32_t index;
   cl_int err;
 
@@ -359,7 +386,8 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   dev->num_builtin_kernels = 0;
 
   if (parameters == NULL
-      || parse_parameters (parameters, host, sizeof (host), &port, &index))
+      || parse_parameters (parameters, host, sizeof (host), &port, &index,
+                           peer_host, &peer_port))
     {
       POCL_MSG_ERR ("remote: POCL_REMOTE%u_PARAMETERS must be "
                     "host[:port]/device_index[#peer_address], got '%s'\n",
@@ -372,7 +400,9 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
     return CL_OUT_OF_HOST_MEMORY;
   dev->data = d;
   d->server_device = index;
-  d->server = pocl_remote_server_get (host, port, &err);
+  d->server = pocl_remote_server_get (host, port,
+                                      peer_host[0] ? peer_host : NULL,
+                                      peer_port, &err);
   if (err != CL_SUCCESS)
     return err;
   if (index >= d->server->num_devices)
@@ -457,6 +487,17 @@ pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
   const char *s;
   switch (param)
     {
+    case CL_DEVICE_REMOTE_TRAFFIC_POCL:
+      {
+        remote_server *srv = ((remote_device_data *)dev->data)->server;
+        pocl_remote_traffic t;
+        t.bytes_sent = __atomic_load_n (&srv->bytes_sent, __ATOMIC_RELAXED);
+        t.bytes_received
+            = __atomic_load_n (&srv->bytes_received, __ATOMIC_RELAXED);
+        t.peer_bytes_received
+            = __atomic_load_n (&srv->peer_bytes, __ATOMIC_RELAXED);
+        POCL_RETURN_GETINFO (pocl_remote_traffic, t);
+      }
     case CL_DEVICE_VERSION:
       s = dev->version;
       break;
@@ -469,6 +510,37 @@ pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
   if (dev->data == NULL || s == NULL)
     return CL_INVALID_VALUE;
   POCL_RETURN_GETINFO_STR (s);
+}
+
+/* The servers of a context's remote devices become peers, so that their
+   commands depend on each other and migrate buffers without this client.  */
+static int
+pocl_remote_init_context (cl_device_id device, cl_context context)
+{
+  remote_server *s = ((remote_device_data *)device->data)->server;
+  unsigned i;
+  for (i = 0; i < context->num_devices; ++i)
+    {
+      cl_device_id other = context->devices[i];
+      if (other->ops == device->ops && other->data != NULL)
+        pocl_remote_peer_link (
+            s, ((remote_device_data *)other->data)->server);
+    }
+  return CL_SUCCESS;
+}
+
+/* Same server and platform: a native copy (2).  Linked servers: a push
+   from one to the other (1).  Else PoCL goes through host memory.  */
+static int
+pocl_remote_can_migrate_d2d (cl_device_id dest, cl_device_id source)
+{
+  if (dest->ops != source->ops)
+    return 0;
+  remote_device_data *d = (remote_device_data *)dest->data;
+  remote_device_data *s = (remote_device_data *)source->data;
+  if (d->server == s->server)
+    return d->platform == s->platform ? 2 : 0;
+  return pocl_remote_linked (d->server, s->server) ? 1 : 0;
 }
 
 static cl_int
@@ -618,6 +690,8 @@ pocl_remote_init_device_ops (struct pocl_device_ops *ops)
   ops->uninit = pocl_remote_uninit;
   ops->build_hash = pocl_remote_build_hash;
   ops->get_device_info_ext = pocl_remote_get_device_info_ext;
+  ops->init_context = pocl_remote_init_context;
+  ops->can_migrate_d2d = pocl_remote_can_migrate_d2d;
 
   ops->alloc_mem_obj = pocl_remote_alloc_mem_obj;
   ops->free = pocl_remote_free;

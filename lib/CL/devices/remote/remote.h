@@ -31,6 +31,17 @@ typedef struct remote_server
 {
   char *host;
   uint16_t port;
+  /* The client's number for this server (order of connection): servers
+     know each other by it on peer links.  */
+  uint32_t index;
+  /* where the other servers reach this one: #peer_address, or host:P+2 */
+  char *peer_host;
+  uint16_t peer_port;
+  /* bit i: a peer link to server i is up (set under the servers lock) */
+  volatile uint64_t peers;
+  /* bytes this client sent and received on the server's sockets, and bytes
+     the server reported receiving from peers for migrations */
+  uint64_t bytes_sent, bytes_received, peer_bytes;
   int cmd_fd;
   int data_fd;
   uint8_t session_id[16];
@@ -49,10 +60,6 @@ typedef struct remote_server
   remote_request *requests;
   uint64_t next_request_id;
   remote_event *events[REMOTE_EVENT_BUCKETS];
-  /* Completions that arrived before those of their dependencies (native
-     callbacks of one server race, and two sockets reorder); completed by a
-     reader once the dependencies are.  Under table_lock.  */
-  remote_event *deferred;
 
   pthread_t cmd_reader;
   pthread_t data_reader;
@@ -67,6 +74,7 @@ typedef struct remote_device_data
 {
   remote_server *server;
   uint32_t server_device; /* device index on the server */
+  uint32_t platform;      /* the server's platform index of the device */
   char *build_hash;
   char *opencl_c_version; /* the server's CL_DEVICE_OPENCL_C_VERSION */
 } remote_device_data;
@@ -76,7 +84,10 @@ struct remote_event
 {
   uint64_t id;
   cl_event event;
-  remote_server *server;
+  remote_server *server; /* the server that completes it */
+  /* the server that received its wait list: `server`, except for a
+     migration between servers, whose waits go with the PUSH */
+  remote_server *wait_server;
   remote_event *hash_next;
   pthread_cond_t cond; /* clWaitForEvents waiters */
   /* set after the command went out: later commands may then name it as a
@@ -93,6 +104,11 @@ struct remote_event
   int unpack;
   size_t region[3];
   size_t row_pitch, slice_pitch;
+  /* a content-size read: the server may send fewer than dst_size bytes */
+  int partial;
+  /* a host-to-device migration held until its dependencies are done: they
+     may still be bringing mem_host_ptr up to date */
+  _cl_command_node *held;
   /* the server's completion, held while dependencies are still pending */
   int deferred;
   pocl_remote_completion completion;
@@ -110,7 +126,8 @@ pocl_remote_wire_id (uint64_t object_id, cl_device_id dev)
 
 /* remote_conn.c */
 remote_server *pocl_remote_server_get (const char *host, uint16_t port,
-                                       cl_int *err);
+                                       const char *peer_host,
+                                       uint16_t peer_port, cl_int *err);
 int pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
                       uint64_t id, const void *body, size_t body_size,
                       const struct iovec *payload, int payload_count);
@@ -126,16 +143,33 @@ void pocl_remote_event_insert (remote_server *s, remote_event *re);
 remote_event *pocl_remote_event_take (remote_server *s, uint64_t id);
 uint64_t pocl_remote_server_to_client_time (remote_server *s, uint64_t ts);
 void pocl_remote_server_lost (remote_server *s);
+cl_int pocl_remote_peer_link (remote_server *a, remote_server *b);
+static inline int
+pocl_remote_linked (const remote_server *a, const remote_server *b)
+{
+  return b->index < 64 && ((a->peers >> b->index) & 1);
+}
 
 /* remote_commands.c: 0, -1 (connection lost) or -2 (not supported) */
 int pocl_remote_send_command (remote_server *s, _cl_command_node *node,
                               remote_event *re, pocl_remote_cmd *c,
                               struct iovec *waits);
+/* The server a migration's waits go to: the source of a migration between
+   two linked servers, else the command's own.  */
+remote_server *pocl_remote_wait_server (_cl_command_node *node,
+                                        remote_server *own);
+/* Whether `mem` has a content-size buffer allocated on `dev`, whose wire id
+   then goes to *size_id.  */
+int pocl_remote_content_size_id (cl_mem mem, cl_device_id dev,
+                                 uint64_t *size_id);
 
 /* remote_submit.c */
 void pocl_remote_complete (remote_server *s, remote_event *re,
                            const pocl_remote_completion *c);
-void pocl_remote_complete_deferred (remote_server *s);
+/* Completions that arrived before those of their dependencies (native
+   callbacks of one server race, two sockets and two servers reorder) are
+   held, and completed by a reader once the dependencies are.  */
+void pocl_remote_complete_deferred (void);
 
 /* remote.c */
 void pocl_remote_mark_unavailable (remote_server *s);

@@ -181,8 +181,112 @@ send_marker (remote_server *s, remote_event *re, pocl_remote_cmd *c,
                            waits, 1);
 }
 
+int
+pocl_remote_content_size_id (cl_mem mem, cl_device_id dev, uint64_t *size_id)
+{
+  cl_mem sb = mem->size_buffer;
+  if (sb == NULL)
+    return 0;
+  /* only when the device holds the size buffer's latest content */
+  pocl_mem_identifier *p = &sb->device_ptrs[dev->global_mem_id];
+  if (p->mem_ptr == NULL || p->version != sb->latest_version)
+    return 0;
+  *size_id = pocl_remote_wire_id (sb->id, dev);
+  return 1;
+}
+
+/* The default queue of `dev` in mem's context.  */
+static cl_command_queue
+default_queue (cl_mem mem, cl_device_id dev)
+{
+  cl_context ctx = mem->context;
+  unsigned i;
+  for (i = 0; i < ctx->num_devices; ++i)
+    if (ctx->devices[i] == dev)
+      return ctx->default_queues[i];
+  return NULL;
+}
+
+static int
+is_cross_server_d2d (_cl_command_node *node, remote_server *own)
+{
+  if (node->type != CL_COMMAND_MIGRATE_MEM_OBJECTS
+      || node->command.migrate.type != ENQUEUE_MIGRATE_TYPE_D2D)
+    return 0;
+  remote_device_data *sd
+      = (remote_device_data *)node->command.migrate.src_device->data;
+  return sd->server != own;
+}
+
+remote_server *
+pocl_remote_wait_server (_cl_command_node *node, remote_server *own)
+{
+  if (!is_cross_server_d2d (node, own))
+    return own;
+  return ((remote_device_data *)node->command.migrate.src_device->data)
+      ->server;
+}
+
+/* A buffer moves from the device that has its latest content to this one.
+   On one server: a native copy between the two devices' objects.  Between
+   servers: MIGRATE_IN tells this server (s) to expect the bytes, then PUSH,
+   with the wait list, tells the source server to send them once ready.  The
+   migration event completes on s.  */
+static int
+send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
+          pocl_remote_mem_cmd *m, struct iovec *waits, cl_mem mem, int image)
+{
+  cl_device_id dst = node->device;
+  cl_device_id src = node->command.migrate.src_device;
+  remote_device_data *sd = (remote_device_data *)src->data;
+  if (!is_cross_server_d2d (node, s))
+    {
+      m->src_id = pocl_remote_wire_id (mem->id, src);
+      m->dst_id = pocl_remote_wire_id (mem->id, dst);
+      if (image)
+        return pocl_remote_send (s, 0, POCL_RMSG_COPY_IMAGE, re->id, m,
+                                 sizeof (*m), waits, 1);
+      m->region[0] = mem->size;
+      return pocl_remote_send (s, 0, POCL_RMSG_COPY, re->id, m, sizeof (*m),
+                               waits, 1);
+    }
+
+  cl_command_queue src_q = default_queue (mem, src);
+  if (src_q == NULL)
+    return -2;
+  pocl_remote_migrate mi;
+  memset (&mi, 0, sizeof (mi));
+  mi.cmd = m->cmd;
+  mi.cmd.num_waits = 0;
+  mi.src_id = pocl_remote_wire_id (mem->id, src);
+  mi.dst_id = pocl_remote_wire_id (mem->id, dst);
+  mi.size = mem->size;
+  mi.peer = sd->server->index;
+  cl_mem sb = mem->size_buffer;
+  if (!image && pocl_remote_content_size_id (mem, src, &mi.src_size_id))
+    {
+      /* the size travels along into the destination's size buffer */
+      POCL_LOCK_OBJ (sb);
+      if (sb->device_ptrs[dst->global_mem_id].mem_ptr == NULL
+          && dst->ops->alloc_mem_obj (dst, sb, NULL) != CL_SUCCESS)
+        mi.src_size_id = 0;
+      POCL_UNLOCK_OBJ (sb);
+      if (mi.src_size_id)
+        mi.dst_size_id = pocl_remote_wire_id (sb->id, dst);
+    }
+  if (pocl_remote_send (s, 0, POCL_RMSG_MIGRATE_IN, re->id, &mi, sizeof (mi),
+                        NULL, 0))
+    return -1;
+  mi.cmd = m->cmd;
+  mi.cmd.queue_id = src_q->id;
+  mi.peer = s->index;
+  return pocl_remote_send (sd->server, 0, POCL_RMSG_PUSH, re->id, &mi,
+                           sizeof (mi), waits, 1);
+}
+
 /* Whole-object transfers between mem_host_ptr and the device, which PoCL
-   inserts to keep buffers coherent (host <-> device migrations).  */
+   inserts to keep buffers coherent (host <-> device migrations), and
+   between devices.  */
 static int
 send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
                 pocl_remote_mem_cmd *m, struct iovec *waits)
@@ -212,10 +316,17 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
 
   switch (node->command.migrate.type)
     {
+    case ENQUEUE_MIGRATE_TYPE_D2D:
+      return send_d2d (s, node, re, m, waits, mem, image);
     case ENQUEUE_MIGRATE_TYPE_D2H:
       m->src_id = id;
       m->data_size = region[0] * region[1] * region[2];
       expect_data (re, mem->mem_host_ptr, region, row, slice);
+      if (!image && pocl_remote_content_size_id (mem, node->device, &m->size_id))
+        {
+          m->cmd.flags |= POCL_RCMD_CONTENT_SIZE;
+          re->partial = 1;
+        }
       return pocl_remote_send (s, 0,
                                image ? POCL_RMSG_READ_IMAGE : POCL_RMSG_READ,
                                re->id, m, sizeof (*m), waits, 1);
@@ -287,6 +398,11 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       m.region[0] = m.data_size = cmd->read.size;
       re->dst = cmd->read.dst_host_ptr;
       re->dst_size = cmd->read.size;
+      if (pocl_remote_content_size_id (e->mem_objs[0], dev, &m.size_id))
+        {
+          m.cmd.flags |= POCL_RCMD_CONTENT_SIZE;
+          re->partial = 1;
+        }
       break;
 
     case CL_COMMAND_WRITE_BUFFER:
@@ -304,6 +420,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       m.src_origin[0] = cmd->copy.src_offset;
       m.dst_origin[0] = cmd->copy.dst_offset;
       m.region[0] = cmd->copy.size;
+      if (pocl_remote_content_size_id (cmd->copy.src, dev, &m.size_id))
+        m.cmd.flags |= POCL_RCMD_CONTENT_SIZE;
       break;
 
     case CL_COMMAND_READ_BUFFER_RECT:

@@ -173,6 +173,8 @@ pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
   pthread_mutex_lock (lock);
   int r = send_iov (fd, iov, n);
   pthread_mutex_unlock (lock);
+  __atomic_fetch_add (&s->bytes_sent, sizeof (h) + body_size + total,
+                      __ATOMIC_RELAXED);
   return r;
 }
 
@@ -372,10 +374,14 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
       return -1;
     }
 
+  if (c.peer_bytes)
+    __atomic_fetch_add (&s->peer_bytes, c.peer_bytes, __ATOMIC_RELAXED);
   if (h->payload_size > 0)
     {
-      int bad = (re->dst == NULL || h->payload_size != re->dst_size
-                 || c.status != CL_COMPLETE);
+      int bad = (re->dst == NULL || c.status != CL_COMPLETE
+                 || (h->payload_size != re->dst_size
+                     && !(re->partial && h->payload_size < re->dst_size
+                          && !re->unpack)));
       if (bad)
         {
           POCL_MSG_ERR ("remote: completion of event %" PRIu64
@@ -402,7 +408,8 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
           return -1;
         }
     }
-  else if (re->dst != NULL && re->dst_size > 0 && c.status == CL_COMPLETE)
+  else if (re->dst != NULL && re->dst_size > 0 && c.status == CL_COMPLETE
+           && !re->partial)
     c.status = CL_OUT_OF_RESOURCES; /* the data never came */
 
   pocl_remote_complete (s, re, &c);
@@ -467,6 +474,9 @@ reader_thread (void *p)
                         h.type, h.body_size, s->host, s->port);
           break;
         }
+      __atomic_fetch_add (&s->bytes_received,
+                          sizeof (h) + h.body_size + h.payload_size,
+                          __ATOMIC_RELAXED);
       int r;
       if (h.type == POCL_RMSG_REPLY && !data_socket)
         r = handle_reply (s, rb, &h);
@@ -481,7 +491,7 @@ reader_thread (void *p)
         }
       if (r)
         break;
-      pocl_remote_complete_deferred (s);
+      pocl_remote_complete_deferred ();
     }
 
   free (rb);
@@ -537,7 +547,7 @@ pocl_remote_server_lost (remote_server *s)
           if (re == NULL)
             break;
           pocl_remote_complete (s, re, &c);
-          pocl_remote_complete_deferred (s);
+          pocl_remote_complete_deferred ();
         }
     }
 }
@@ -698,10 +708,13 @@ server_connect (remote_server *s)
   return CL_SUCCESS;
 }
 
-/* Finds or opens the connection to host:port.  */
+/* Finds or opens the connection to host:port.  peer_host/peer_port: where
+   its peers reach it (NULL: host, port + 2).  */
 remote_server *
-pocl_remote_server_get (const char *host, uint16_t port, cl_int *err)
+pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
+                        uint16_t peer_port, cl_int *err)
 {
+  static uint32_t next_index = 0;
   remote_server *s;
   pthread_mutex_lock (&servers_lock);
   for (s = servers; s; s = s->next)
@@ -723,6 +736,10 @@ pocl_remote_server_get (const char *host, uint16_t port, cl_int *err)
     }
   s->host = strdup (host);
   s->port = port;
+  s->index = next_index++;
+  s->peer_host = strdup (peer_host ? peer_host : host);
+  s->peer_port
+      = peer_host ? peer_port : (uint16_t)(port + POCL_REMOTE_PEER_PORT_OFFSET);
   s->cmd_fd = s->data_fd = -1;
   pthread_mutex_init (&s->cmd_send_lock, NULL);
   pthread_mutex_init (&s->data_send_lock, NULL);
@@ -739,4 +756,42 @@ pocl_remote_server_get (const char *host, uint16_t port, cl_int *err)
   servers = s;
   pthread_mutex_unlock (&servers_lock);
   return s;
+}
+
+/* Introduces a and b: a connects to b's session as its peer (one round
+   trip, once per pair), so that completions and migrated buffers between
+   them go server to server.  */
+cl_int
+pocl_remote_peer_link (remote_server *a, remote_server *b)
+{
+  if (a == b || pocl_remote_linked (a, b))
+    return CL_SUCCESS;
+  if (a->index >= POCL_REMOTE_MAX_PEERS || b->index >= POCL_REMOTE_MAX_PEERS)
+    return CL_OUT_OF_RESOURCES;
+  if (a->dead || b->dead)
+    return CL_DEVICE_NOT_AVAILABLE;
+  pocl_remote_connect_peer c;
+  memset (&c, 0, sizeof (c));
+  c.self_index = a->index;
+  c.peer_index = b->index;
+  c.port = b->peer_port;
+  c.host_len = (uint32_t)strlen (b->peer_host);
+  memcpy (c.session_id, b->session_id, 16);
+  struct iovec host = { b->peer_host, c.host_len };
+  cl_int err = pocl_remote_request (a, POCL_RMSG_CONNECT_PEER, &c, sizeof (c),
+                                    &host, 1, NULL, NULL);
+  if (err != CL_SUCCESS)
+    {
+      POCL_MSG_WARN ("remote: %s:%u cannot reach its peer %s:%u (%d); "
+                     "their commands synchronise through this client\n",
+                     a->host, a->port, b->peer_host, b->peer_port, err);
+      return err;
+    }
+  pthread_mutex_lock (&servers_lock);
+  a->peers |= (uint64_t)1 << b->index;
+  b->peers |= (uint64_t)1 << a->index;
+  pthread_mutex_unlock (&servers_lock);
+  POCL_MSG_PRINT_INFO ("remote: %s:%u and %s:%u are peers\n", a->host,
+                       a->port, b->host, b->port);
+  return CL_SUCCESS;
 }

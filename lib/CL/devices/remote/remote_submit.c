@@ -16,7 +16,7 @@
 #define STACK_WAITS 32
 
 static remote_event *
-new_remote_event (cl_event e, remote_server *s)
+new_remote_event (cl_event e, remote_server *s, remote_server *ws)
 {
   remote_event *re = calloc (1, sizeof (remote_event));
   if (re == NULL)
@@ -24,38 +24,49 @@ new_remote_event (cl_event e, remote_server *s)
   re->id = e->id;
   re->event = e;
   re->server = s;
+  re->wait_server = ws;
   pthread_cond_init (&re->cond, NULL);
   e->data = re;
   return re;
 }
 
-/* Fills w with e's pending dependencies.  A dependency on a command this
-   server already received is resolved there natively; anything else (user
-   events, other devices, a command still being sent by another thread) is
-   FOREIGN and announced later by pocl_remote_notify.  */
+/* Fills w with e's pending dependencies, for server s.  A dependency on a
+   command s already received is resolved there natively; one on a command
+   another server already received, which is s's peer, is announced to s by
+   that server (owners[i] gets it, to be asked with SUBSCRIBE); anything else
+   (user events, local devices, a command still being sent by another
+   thread) is FOREIGN, and announced by pocl_remote_notify_dep.
+   in_order_queue: dependencies from this in-order queue are implied.  */
 static uint32_t
-build_waits (cl_event e, remote_server *s, pocl_remote_wait *w)
+build_waits (cl_event e, remote_server *s, cl_command_queue in_order_queue,
+             pocl_remote_wait *w, remote_server **owners)
 {
-  cl_command_queue cq = e->queue;
-  int in_order = !(cq->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  remote_event *re = (remote_event *)e->data;
+  struct pocl_device_ops *ops = e->queue->device->ops;
   uint32_t n = 0;
   event_node *node;
   LL_FOREACH (e->wait_list, node)
   {
     cl_event dep = node->event;
     remote_event *dre = (remote_event *)dep->data;
-    int same_server = dep->queue && dep->queue->device->ops == cq->device->ops
-                      && dre && dre->server == s
-                      && __atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE);
+    int remote = dep->queue && dep->queue->device->ops == ops && dre
+                 && __atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE);
+    int same_server = remote && dre->server == s;
     /* the server's queue is in order too */
-    if (same_server && in_order && dep->queue == cq)
+    if (same_server && dep->queue == in_order_queue)
       continue;
+    owners[n] = NULL;
     w[n].event_id = dep->id;
-    w[n].origin = same_server ? POCL_REMOTE_WAIT_SAME_SERVER
-                              : POCL_REMOTE_WAIT_FOREIGN;
-    if (!same_server)
+    if (same_server)
+      w[n].origin = POCL_REMOTE_WAIT_SAME_SERVER;
+    else if (remote && pocl_remote_linked (s, dre->server))
       {
-        remote_event *re = (remote_event *)e->data;
+        w[n].origin = POCL_REMOTE_WAIT_PEER;
+        owners[n] = dre->server;
+      }
+    else
+      {
+        w[n].origin = POCL_REMOTE_WAIT_FOREIGN;
         if (re->num_foreign < REMOTE_FOREIGN_IDS)
           re->foreign[re->num_foreign] = dep->id;
         re->num_foreign++;
@@ -64,6 +75,22 @@ build_waits (cl_event e, remote_server *s, pocl_remote_wait *w)
     ++n;
   }
   return n;
+}
+
+/* Asks the servers running e's PEER dependencies to tell s when they are
+   done.  After the command: s may hear of them before it; no matter.  */
+static void
+subscribe (remote_server *s, const pocl_remote_wait *w,
+           remote_server **owners, uint32_t n)
+{
+  uint32_t i;
+  for (i = 0; i < n; ++i)
+    if (owners[i])
+      {
+        pocl_remote_subscribe sub = { w[i].event_id, s->index, 0 };
+        pocl_remote_send (owners[i], 0, POCL_RMSG_SUBSCRIBE, 0, &sub,
+                          sizeof (sub), NULL, 0);
+      }
 }
 
 static uint32_t
@@ -94,15 +121,21 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
   cl_event e = node->sync.event.event;
   remote_device_data *d = (remote_device_data *)cq->device->data;
   remote_server *s = d->server;
+  remote_server *ws = pocl_remote_wait_server (node, s);
   pocl_remote_wait stack_waits[STACK_WAITS];
+  remote_server *stack_owners[STACK_WAITS];
   pocl_remote_wait *w = stack_waits;
+  remote_server **owners = stack_owners;
   int r;
 
-  remote_event *re = new_remote_event (e, s);
+  remote_event *re = new_remote_event (e, s, ws);
   uint32_t max_waits = count_waits (e);
   if (max_waits > STACK_WAITS)
-    w = malloc (max_waits * sizeof (pocl_remote_wait));
-  if (re == NULL || w == NULL)
+    {
+      w = malloc (max_waits * sizeof (pocl_remote_wait));
+      owners = malloc (max_waits * sizeof (remote_server *));
+    }
+  if (re == NULL || w == NULL || owners == NULL)
     {
       POCL_UNLOCK_OBJ (e);
       pocl_update_event_finished (CL_OUT_OF_HOST_MEMORY, __func__, __LINE__, e,
@@ -110,22 +143,45 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
       return;
     }
 
+  int in_order = !(cq->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   pocl_remote_cmd c;
   c.queue_id = cq->id;
-  c.num_waits = build_waits (e, s, w);
+  c.num_waits = build_waits (e, ws, in_order && ws == s ? cq : NULL, w, owners);
   c.flags
       = (cq->properties & CL_QUEUE_PROFILING_ENABLE) ? POCL_RCMD_PROFILING : 0;
   struct iovec waits = { w, c.num_waits * sizeof (pocl_remote_wait) };
 
   node->ready = 1;
   pocl_update_event_submitted (e);
+  /* The bytes of a host-to-device migration are mem_host_ptr's as it is
+     when they are sent: with dependencies pending (an export from another
+     device still on its way) they leave from pocl_remote_notify_dep.  */
+  if (node->type == CL_COMMAND_MIGRATE_MEM_OBJECTS
+      && node->command.migrate.type == ENQUEUE_MIGRATE_TYPE_H2D
+      && e->wait_list != NULL)
+    {
+      re->held = node;
+      POCL_UNLOCK_OBJ (e);
+      if (w != stack_waits)
+        {
+          free (w);
+          free (owners);
+        }
+      return;
+    }
   pocl_remote_event_insert (s, re);
-  r = s->dead ? -1 : pocl_remote_send_command (s, node, re, &c, &waits);
+  r = (s->dead || ws->dead) ? -1
+                            : pocl_remote_send_command (s, node, re, &c, &waits);
   __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
   POCL_UNLOCK_OBJ (e);
+  if (r == 0)
+    subscribe (ws, w, owners, c.num_waits);
 
   if (w != stack_waits)
-    free (w);
+    {
+      free (w);
+      free (owners);
+    }
   if (r)
     fail_event (s, re,
                 r == -2 ? CL_INVALID_OPERATION : CL_DEVICE_NOT_AVAILABLE);
@@ -171,24 +227,61 @@ pocl_remote_complete (remote_server *s, remote_event *re,
                                 __func__, __LINE__, e, NULL);
 }
 
-/* finished is one of event's dependencies.  The server learns of foreign
-   ones only from us.  */
+/* Completions held back by pocl_remote_complete, once their dependencies
+   are done.  One list for all servers: the dependency that releases a
+   completion may be another server's, whose reader must then complete it.  */
+static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
+static remote_event *deferred_list;
+
 /* Completes what pocl_remote_notify_dep released; called by the reader
    threads with no locks held.  */
 void
-pocl_remote_complete_deferred (remote_server *s)
+pocl_remote_complete_deferred (void)
 {
+  if (__atomic_load_n (&deferred_list, __ATOMIC_ACQUIRE) == NULL)
+    return;
   for (;;)
     {
-      pthread_mutex_lock (&s->table_lock);
-      remote_event *re = s->deferred;
+      pthread_mutex_lock (&deferred_lock);
+      remote_event *re = deferred_list;
       if (re)
-        s->deferred = re->deferred_next;
-      pthread_mutex_unlock (&s->table_lock);
+        deferred_list = re->deferred_next;
+      pthread_mutex_unlock (&deferred_lock);
       if (re == NULL)
         return;
-      pocl_remote_complete (s, re, &re->completion);
+      pocl_remote_complete (re->server, re, &re->completion);
     }
+}
+
+/* finished is one of event's dependencies.  The server learns of foreign
+   ones only from us.  */
+/* Sends a held migration whose dependencies are all done (so it has no
+   waits); called with its event locked.  A failure is completed by a
+   reader, like a deferred completion.  */
+static void
+send_held (remote_event *re, cl_event e)
+{
+  _cl_command_node *node = re->held;
+  remote_server *s = re->server;
+  re->held = NULL;
+  pocl_remote_cmd c;
+  c.queue_id = e->queue->id;
+  c.num_waits = 0;
+  c.flags = (e->queue->properties & CL_QUEUE_PROFILING_ENABLE)
+                ? POCL_RCMD_PROFILING
+                : 0;
+  struct iovec waits = { NULL, 0 };
+  pocl_remote_event_insert (s, re);
+  int r = s->dead ? -1 : pocl_remote_send_command (s, node, re, &c, &waits);
+  __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
+  if (r == 0 || pocl_remote_event_take (s, re->id) != re)
+    return;
+  memset (&re->completion, 0, sizeof (re->completion));
+  re->completion.status = CL_DEVICE_NOT_AVAILABLE;
+  pthread_mutex_lock (&deferred_lock);
+  re->deferred_next = deferred_list;
+  __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
+  pthread_mutex_unlock (&deferred_lock);
 }
 
 static void
@@ -197,14 +290,19 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
   remote_event *re = (remote_event *)event->data;
   unsigned i;
 
+  if (re && re->held && event->wait_list == NULL)
+    {
+      send_held (re, event);
+      return;
+    }
   /* called with both events locked: only queue the held completion */
   if (re && re->deferred && event->wait_list == NULL)
     {
       re->deferred = 0;
-      pthread_mutex_lock (&re->server->table_lock);
-      re->deferred_next = re->server->deferred;
-      re->server->deferred = re;
-      pthread_mutex_unlock (&re->server->table_lock);
+      pthread_mutex_lock (&deferred_lock);
+      re->deferred_next = deferred_list;
+      __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
+      pthread_mutex_unlock (&deferred_lock);
       return;
     }
   if (re == NULL || !re->sent || re->num_foreign == 0)
@@ -218,8 +316,8 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
   n.event_id = finished->id;
   n.status = finished->status;
   n.reserved = 0;
-  pocl_remote_send (re->server, 0, POCL_RMSG_NOTIFY_EVENT, 0, &n, sizeof (n),
-                    NULL, 0);
+  pocl_remote_send (re->wait_server, 0, POCL_RMSG_NOTIFY_EVENT, 0, &n,
+                    sizeof (n), NULL, 0);
 }
 
 static void
