@@ -8,7 +8,8 @@
 # on P and P+1, and writes POCLD_PORT/POCLD_PID/POCLD_LOG into STATE_FILE.
 # stop: SIGTERM, then SIGKILL if it is still alive after a bound; removes STATE_FILE.
 # Env: POCLD_START_TIMEOUT (s, default 60), POCLD_STOP_TIMEOUT (s, default 10),
-#      POCLD_LOG_LEVEL (default info), POCLD_FIXTURE_BINARY (run this pocld instead of
+#      POCLD_LOG_LEVEL (default info), POCLD_SERVED_DEVICES (the server's POCL_DEVICES,
+#      default pthread), POCLD_FIXTURE_BINARY (run this pocld instead of
 #      POCLD_BINARY: tools/sanitize.sh's sanitized one, still serving BUILD_DIR's device).
 set -euo pipefail
 
@@ -112,7 +113,8 @@ cmd_start() {
     # All three streams redirected: the daemon must not hold the caller's stdout/stderr
     # open (ctest waits for those pipes to close before it finishes the setup test).
     # env execs pocld, so $! is pocld's pid.
-    env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 POCL_DEVICES=pthread \
+    env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
+      POCL_DEVICES="${POCLD_SERVED_DEVICES:-pthread}" \
       "$pocld" --address 127.0.0.1 --port "$port" --log-level "$level" \
       </dev/null >"$logf" 2>&1 &
     pid=$!

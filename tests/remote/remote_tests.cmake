@@ -15,7 +15,8 @@ set(REMOTE_E2E_PROGRAMS
   error_codes
   api_buffers
   api_events
-  api_programs)
+  api_programs
+  multi_server)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
   set(tgt "remote_test_${prog}")
@@ -27,8 +28,11 @@ foreach(prog ${REMOTE_E2E_PROGRAMS})
     target_include_directories(${tgt} PRIVATE "${CMAKE_SOURCE_DIR}/include")
   endif()
   # remote_test_util.c next to the sources; the wire protocol for the raw-socket test.
+  # the traffic query (pocl_remote_ext.h) and cl_ext_pocl.h for the
+  # multi-server test.
   target_include_directories(${tgt} PRIVATE
-    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol")
+    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol"
+    "${CMAKE_SOURCE_DIR}/lib/CL/devices/remote" "${CMAKE_SOURCE_DIR}/include")
   target_link_libraries(${tgt} ${OPENCL_LIBS})
 endforeach()
 
@@ -93,6 +97,19 @@ if(ENABLE_HOST_CPU_DEVICES)
     set_tests_properties(remote/api_${part} PROPERTIES ${remote_e2e_props}
       TIMEOUT 720
       FAIL_REGULAR_EXPRESSION "api_${part}: FAIL")
+  endforeach()
+
+  # 7. One context over several servers of its own (and a local device):
+  #    migrations server to server, dependencies across servers, content size.
+  foreach(mode two three mixed)
+    add_test(NAME remote/multi_server_${mode}
+      COMMAND "${REMOTE_TESTS_DIR}/test_multi_server.sh"
+              "${FIXTURE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+              $<TARGET_FILE:remote_test_multi_server>
+              "${CMAKE_CURRENT_BINARY_DIR}/multi_server" ${mode}
+              $<TARGET_FILE:remote_matmul>)
+    set_tests_properties(remote/multi_server_${mode} PROPERTIES LABELS "remote"
+      TIMEOUT 480 FAIL_REGULAR_EXPRESSION "multi_server[_a-z]*: FAIL")
   endforeach()
 endif()
 

@@ -1,0 +1,368 @@
+/* test_multi_server.c - one context over several servers (and a local
+   device): migrations between servers, dependencies that cross servers,
+   content-size transfers.  Run by test_multi_server.sh with every device of
+   the context configured through POCL_DEVICES; asserts exact values and the
+   byte counters of CL_DEVICE_REMOTE_TRAFFIC_POCL.  */
+
+#define TEST_NAME "multi_server"
+#include "remote_test_util.c"
+
+#include "CL/cl_ext_pocl.h"
+#include "pocl_remote_ext.h"
+
+#define MAX_DEVS 8
+#define N (256 * 1024) /* ints: a 1 MiB buffer */
+
+static const char *source
+    = "__kernel void add(__global int *a, int v) {\n"
+      "  a[get_global_id(0)] += v;\n"
+      "}\n"
+      "__kernel void combine(__global int *d, __global const int *a,\n"
+      "                      __global const int *b) {\n"
+      "  size_t i = get_global_id(0);\n"
+      "  d[i] = a[i] * 3 + b[i];\n"
+      "}\n";
+
+static cl_context ctx;
+static cl_device_id devs[MAX_DEVS];
+static cl_uint ndev;
+static cl_command_queue queues[MAX_DEVS], ooo[MAX_DEVS];
+static cl_kernel k_add[MAX_DEVS], k_combine;
+static int is_remote[MAX_DEVS];
+static char server[MAX_DEVS][256]; /* "host:port" of a remote device */
+
+static pocl_remote_traffic
+traffic (cl_uint d)
+{
+  pocl_remote_traffic t;
+  memset (&t, 0, sizeof (t));
+  if (is_remote[d])
+    CHECK (clGetDeviceInfo (devs[d], CL_DEVICE_REMOTE_TRAFFIC_POCL, sizeof (t),
+                            &t, NULL));
+  return t;
+}
+
+/* Sums over the distinct servers (devices of one server share counters). */
+static void
+totals (uint64_t *client, uint64_t *peer)
+{
+  cl_uint d, e;
+  *client = *peer = 0;
+  for (d = 0; d < ndev; ++d)
+    {
+      if (!is_remote[d])
+        continue;
+      pocl_remote_traffic t = traffic (d), u;
+      int seen = 0;
+      for (e = 0; e < d; ++e)
+        if (is_remote[e] && (u = traffic (e), u.bytes_sent == t.bytes_sent))
+          seen = 1;
+      if (seen)
+        continue;
+      *client += t.bytes_sent + t.bytes_received;
+      *peer += t.peer_bytes_received;
+    }
+}
+
+static void
+add_on (cl_uint d, cl_mem buf, int v, size_t n, cl_uint nw, const cl_event *w,
+        cl_event *ev, cl_command_queue q)
+{
+  CHECK (clSetKernelArg (k_add[d], 0, sizeof (buf), &buf));
+  CHECK (clSetKernelArg (k_add[d], 1, sizeof (v), &v));
+  CHECK (clEnqueueNDRangeKernel (q ? q : queues[d], k_add[d], 1, NULL, &n,
+                                 NULL, nw, w, ev));
+}
+
+static void
+expect_all (cl_uint d, cl_mem buf, size_t n, int want)
+{
+  int *h = xmalloc (n * sizeof (int));
+  size_t i;
+  CHECK (clEnqueueReadBuffer (queues[d], buf, CL_TRUE, 0, n * sizeof (int), h,
+                              0, NULL, NULL));
+  for (i = 0; i < n; ++i)
+    if (h[i] != want)
+      fail ("element %zu is %d, expected %d", i, h[i], want);
+  free (h);
+}
+
+/* A 1 MiB buffer incremented on each device in turn, 4 rounds: every
+   move is an implicit migration; between servers the bytes go server to
+   server.  */
+static void
+ping_pong (void)
+{
+  const int rounds = 4;
+  cl_int err;
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, N * sizeof (int), NULL,
+                               &err);
+  CHECK (err);
+  int zero = 0;
+  CHECK (clEnqueueFillBuffer (queues[0], buf, &zero, sizeof (zero), 0,
+                              N * sizeof (int), 0, NULL, NULL));
+  CHECK (clFinish (queues[0]));
+  uint64_t c0, p0, c1, p1;
+  totals (&c0, &p0);
+  cl_event prev = NULL;
+  int r, moves = 0;
+  cl_uint d;
+  for (r = 0; r < rounds; ++r)
+    for (d = 0; d < ndev; ++d)
+      {
+        cl_event ev;
+        add_on (d, buf, 1, N, prev ? 1 : 0, prev ? &prev : NULL, &ev, NULL);
+        if (prev)
+          CHECK (clReleaseEvent (prev));
+        prev = ev;
+        ++moves;
+      }
+  CHECK (clWaitForEvents (1, &prev));
+  CHECK (clReleaseEvent (prev));
+  totals (&c1, &p1);
+  expect_all (ndev - 1, buf, N, rounds * (int)ndev);
+  note ("ping-pong: %d kernels on %u devices, %.1f MiB between servers, "
+        "%.1f MiB through the client",
+        moves, ndev, (double)(p1 - p0) / (1 << 20),
+        (double)(c1 - c0) / (1 << 20));
+  /* Between two remote devices nothing passes through the client: its
+     traffic stays far below one buffer per move.  */
+  int all_remote = 1;
+  for (d = 0; d < ndev; ++d)
+    all_remote &= is_remote[d];
+  if (all_remote && c1 - c0 >= (uint64_t)N * sizeof (int))
+    fail ("%llu bytes went through the client",
+          (unsigned long long)(c1 - c0));
+  CHECK (clReleaseMemObject (buf));
+}
+
+/* 40 dependent kernels hopping over the devices, each adding its own
+   value: the order-independent sum proves each ran once, the events prove
+   the order.  */
+static void
+chain (void)
+{
+  cl_int err;
+  const size_t n = 64;
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, n * sizeof (int), NULL,
+                               &err);
+  CHECK (err);
+  int zero = 0, i, want = 0;
+  CHECK (clEnqueueFillBuffer (queues[0], buf, &zero, sizeof (zero), 0,
+                              n * sizeof (int), 0, NULL, NULL));
+  cl_event prev = NULL;
+  for (i = 1; i <= 40; ++i)
+    {
+      cl_event ev;
+      cl_uint d = (cl_uint)(i * 7 % (int)ndev);
+      add_on (d, buf, i, n, prev ? 1 : 0, prev ? &prev : NULL, &ev, NULL);
+      if (prev)
+        CHECK (clReleaseEvent (prev));
+      prev = ev;
+      want += i;
+    }
+  CHECK (clWaitForEvents (1, &prev));
+  CHECK (clReleaseEvent (prev));
+  expect_all (0, buf, n, want);
+  CHECK (clReleaseMemObject (buf));
+}
+
+/* Out-of-order queues: a and b written on two devices at once, d computed
+   on a third from both, with the wait list naming both.  */
+static void
+ooo_cross (void)
+{
+  cl_int err;
+  const size_t n = 4096;
+  cl_mem a = clCreateBuffer (ctx, CL_MEM_READ_WRITE, n * 4, NULL, &err);
+  cl_mem b = clCreateBuffer (ctx, CL_MEM_READ_WRITE, n * 4, NULL, &err);
+  cl_mem d = clCreateBuffer (ctx, CL_MEM_READ_WRITE, n * 4, NULL, &err);
+  CHECK (err);
+  int round;
+  for (round = 0; round < 5; ++round)
+    {
+      cl_uint da = (cl_uint)round % ndev, db = (cl_uint)(round + 1) % ndev,
+              dd = (cl_uint)(round + 2) % ndev;
+      int zero = 0;
+      cl_event fa, fb, ea, eb, ed;
+      CHECK (clEnqueueFillBuffer (ooo[da], a, &zero, 4, 0, n * 4, 0, NULL,
+                                  &fa));
+      CHECK (clEnqueueFillBuffer (ooo[db], b, &zero, 4, 0, n * 4, 0, NULL,
+                                  &fb));
+      add_on (da, a, round + 5, n, 1, &fa, &ea, ooo[da]);
+      add_on (db, b, round + 100, n, 1, &fb, &eb, ooo[db]);
+      cl_event both[2] = { ea, eb };
+      CHECK (clSetKernelArg (k_combine, 0, sizeof (d), &d));
+      CHECK (clSetKernelArg (k_combine, 1, sizeof (a), &a));
+      CHECK (clSetKernelArg (k_combine, 2, sizeof (b), &b));
+      cl_kernel kc = k_combine;
+      (void)dd;
+      CHECK (clEnqueueNDRangeKernel (ooo[dd], kc, 1, NULL, &n, NULL, 2, both,
+                                     &ed));
+      CHECK (clWaitForEvents (1, &ed));
+      expect_all (dd, d, n, (round + 5) * 3 + round + 100);
+      cl_event all[5] = { fa, fb, ea, eb, ed };
+      int j;
+      for (j = 0; j < 5; ++j)
+        CHECK (clReleaseEvent (all[j]));
+    }
+  CHECK (clReleaseMemObject (a));
+  CHECK (clReleaseMemObject (b));
+  CHECK (clReleaseMemObject (d));
+}
+
+/* cl_pocl_content_size: of a 1 MiB buffer only the first 4 KiB are
+   meaningful; a migration to another server and a read move just those.  */
+static void
+content_size (void)
+{
+  cl_platform_id plat;
+  CHECK (clGetDeviceInfo (devs[0], CL_DEVICE_PLATFORM, sizeof (plat), &plat,
+                          NULL));
+  clSetContentSizeBufferPoCL_fn set_size
+      = (clSetContentSizeBufferPoCL_fn)clGetExtensionFunctionAddressForPlatform (
+          plat, "clSetContentSizeBufferPoCL");
+  if (set_size == NULL)
+    fail ("no clSetContentSizeBufferPoCL");
+  cl_uint src = 0, dst;
+  for (dst = 1; dst < ndev; ++dst)
+    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
+      break;
+  if (!is_remote[src] || dst == ndev)
+    {
+      note ("content size: needs remote devices on two servers, skipped");
+      return;
+    }
+  cl_int err;
+  const size_t bytes = N * sizeof (int);
+  const uint64_t content = 4096;
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  cl_mem size = clCreateBuffer (ctx, CL_MEM_READ_WRITE, 8, NULL, &err);
+  CHECK (err);
+  CHECK (set_size (buf, size));
+  int *h = xmalloc (bytes);
+  size_t i;
+  for (i = 0; i < N; ++i)
+    h[i] = (int)i;
+  CHECK (clEnqueueWriteBuffer (queues[src], buf, CL_TRUE, 0, bytes, h, 0, NULL,
+                               NULL));
+  CHECK (clEnqueueWriteBuffer (queues[src], size, CL_TRUE, 0, 8, &content, 0,
+                               NULL, NULL));
+
+  /* a read of the whole buffer brings only the content */
+  pocl_remote_traffic t0 = traffic (src);
+  memset (h, 0xff, bytes);
+  CHECK (clEnqueueReadBuffer (queues[src], buf, CL_TRUE, 0, bytes, h, 0, NULL,
+                              NULL));
+  pocl_remote_traffic t1 = traffic (src);
+  for (i = 0; i < content / 4; ++i)
+    if (h[i] != (int)i)
+      fail ("content-size read: element %zu is %d", i, h[i]);
+  uint64_t got = t1.bytes_received - t0.bytes_received;
+  if (got < content || got > content + 1024)
+    fail ("content-size read received %llu bytes for %llu of content",
+          (unsigned long long)got, (unsigned long long)content);
+
+  /* an explicit migration to another server pushes only the content */
+  pocl_remote_traffic p0 = traffic (dst);
+  CHECK (clEnqueueMigrateMemObjects (queues[dst], 1, &buf, 0, 0, NULL, NULL));
+  CHECK (clFinish (queues[dst]));
+  pocl_remote_traffic p1 = traffic (dst);
+  uint64_t pushed = p1.peer_bytes_received - p0.peer_bytes_received;
+  if (pushed != content)
+    fail ("migration pushed %llu bytes, content size is %llu",
+          (unsigned long long)pushed, (unsigned long long)content);
+  /* the content arrived intact: add 1 on the destination and check */
+  add_on (dst, buf, 1, content / 4, 0, NULL, NULL, NULL);
+  CHECK (clEnqueueReadBuffer (queues[dst], buf, CL_TRUE, 0, content, h, 0,
+                              NULL, NULL));
+  for (i = 0; i < content / 4; ++i)
+    if (h[i] != (int)i + 1)
+      fail ("after migration: element %zu is %d", i, h[i]);
+  note ("content size: read moved %llu bytes, migration %llu, of a %zu-byte "
+        "buffer",
+        (unsigned long long)got, (unsigned long long)pushed, bytes);
+  free (h);
+  CHECK (clReleaseMemObject (buf));
+  CHECK (clReleaseMemObject (size));
+}
+
+/* Explicit migrations around all devices, the data checked at the end.  */
+static void
+explicit_migration (void)
+{
+  cl_int err;
+  const size_t n = 1000;
+  int *h = xmalloc (n * sizeof (int));
+  size_t i;
+  for (i = 0; i < n; ++i)
+    h[i] = (int)(i * 31);
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                               n * sizeof (int), h, &err);
+  CHECK (err);
+  cl_uint d;
+  for (d = 0; d < ndev; ++d)
+    CHECK (clEnqueueMigrateMemObjects (queues[d], 1, &buf, 0, 0, NULL, NULL));
+  for (d = 0; d < ndev; ++d)
+    CHECK (clFinish (queues[d]));
+  memset (h, 0, n * sizeof (int));
+  CHECK (clEnqueueReadBuffer (queues[ndev - 1], buf, CL_TRUE, 0,
+                              n * sizeof (int), h, 0, NULL, NULL));
+  for (i = 0; i < n; ++i)
+    if (h[i] != (int)(i * 31))
+      fail ("element %zu is %d after the migrations", i, h[i]);
+  free (h);
+  CHECK (clReleaseMemObject (buf));
+}
+
+int
+main (void)
+{
+  cl_int err;
+  cl_uint d;
+  main_thread = pthread_self ();
+  ndev = all_devices (devs, MAX_DEVS);
+  if (ndev < 2)
+    fail ("%u devices; the test needs at least two", ndev);
+  for (d = 0; d < ndev; ++d)
+    {
+      char name[256];
+      device_name (devs[d], name, sizeof (name));
+      const char *r = strstr (name, REMOTE_NAME_PART " ");
+      is_remote[d] = r != NULL;
+      if (r)
+        {
+          snprintf (server[d], sizeof (server[d]), "%s",
+                    r + strlen (REMOTE_NAME_PART " "));
+          char *slash = strrchr (server[d], '/');
+          if (slash)
+            *slash = 0;
+        }
+      note ("device %u: %s", d, name);
+    }
+  watchdog (120, "setup");
+  ctx = clCreateContext (NULL, ndev, devs, NULL, NULL, &err);
+  CHECK (err);
+  cl_program p = clCreateProgramWithSource (ctx, 1, &source, NULL, &err);
+  CHECK (err);
+  CHECK (clBuildProgram (p, 0, NULL, NULL, NULL, NULL));
+  for (d = 0; d < ndev; ++d)
+    {
+      queues[d] = clCreateCommandQueue (ctx, devs[d], 0, &err);
+      CHECK (err);
+      ooo[d] = clCreateCommandQueue (
+          ctx, devs[d], CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+      CHECK (err);
+      k_add[d] = clCreateKernel (p, "add", &err);
+      CHECK (err);
+    }
+  k_combine = clCreateKernel (p, "combine", &err);
+  CHECK (err);
+
+  run_sub ("ping_pong", ping_pong, 120);
+  run_sub ("chain", chain, 120);
+  run_sub ("ooo_cross", ooo_cross, 120);
+  run_sub ("explicit_migration", explicit_migration, 120);
+  run_sub ("content_size", content_size, 120);
+  return sub_finish ("passed");
+}

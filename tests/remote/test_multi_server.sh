@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# remote/multi_server_*: one context over several pocld instances on loopback.
+#   test_multi_server.sh FIXTURE POCLD BUILD_DIR CLIENT WORK_DIR MODE [MATMUL]
+# MODE two:   two servers, one device each;
+#      three: three servers, the first serving two devices (same-server
+#             migrations go through the native runtime);
+#      mixed: the local pthread device beside one server.
+# Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
+# POCL_DEVICES and POCL_REMOTE<i>_PARAMETERS naming every device, then the example
+# MATMUL (examples/remote/matmul, checked against the CPU) over the same devices, and
+# stops the servers.
+set -u
+if [[ $# -lt 6 || $# -gt 7 ]]; then
+  sed -n '3,3p' "$0" | sed 's/^# //' >&2
+  exit 2
+fi
+fixture=$1 pocld=$2 build=$3 client=$4 work=$5 mode=$6 matmul=${7:-}
+name=multi_server_$mode
+mkdir -p "$work"
+states=()
+cleanup() {
+  local s
+  for s in "${states[@]}"; do
+    [[ -f $s ]] && "$fixture" stop "$s" >/dev/null 2>&1
+  done
+  return 0
+}
+trap cleanup EXIT
+trap 'echo "$name: FAIL: interrupted"; exit 1' INT TERM
+
+# start_server INDEX SERVED_DEVICES: prints the port
+start_server() {
+  local state=$work/$name-$1.state
+  states+=("$state")
+  POCLD_SERVED_DEVICES=$2 "$fixture" start "$state" "$pocld" "$build" >&2 || return 1
+  sed -n 's/^POCLD_PORT=//p' "$state" | head -n1
+}
+
+case $mode in
+  two) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0") ;;
+  three) served=("pthread pthread" "pthread" "pthread")
+         devices="remote remote remote remote"; params=("0/0" "0/1" "1/0" "2/0") ;;
+  mixed) served=("pthread"); devices="remote pthread"; params=("0/0") ;;
+  *) echo "$name: FAIL: unknown mode $mode"; exit 2 ;;
+esac
+
+ports=()
+for i in "${!served[@]}"; do
+  # The state file's name, not the port, links it to the server index.
+  port=$(start_server "$i" "${served[$i]}") || { echo "$name: FAIL: server $i did not start"; exit 1; }
+  ports+=("$port")
+done
+export POCL_DEVICES=$devices OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
+for i in "${!params[@]}"; do
+  srv=${params[$i]%%/*} dev=${params[$i]#*/}
+  export "POCL_REMOTE${i}_PARAMETERS=127.0.0.1:${ports[$srv]}/$dev"
+done
+timeout -k 5 400 "$client"
+rc=$?
+if [[ $rc == 0 && -n $matmul ]]; then
+  timeout -k 5 300 "$matmul" 128 0 1
+  rc=$?
+fi
+if [[ $rc != 0 ]]; then
+  for s in "${states[@]}"; do
+    echo "--- ${s%.state}.log (last lines)"; tail -n 20 "${s%.state}.log" 2>/dev/null
+  done
+  echo "$name: FAIL: client exit status $rc"
+  exit 1
+fi
+echo "$name: PASS"
