@@ -1,0 +1,309 @@
+// migrate.cc - buffers moving between servers (PUSH, MIGRATE_IN) and the
+// cl_pocl_content_size transfers (READ and COPY of the meaningful bytes).
+#include "run.hh"
+
+#include "log.hh"
+
+#include <algorithm>
+
+namespace pocld {
+
+namespace {
+
+// The whole of a buffer or image, as the region of a transfer.
+struct Whole {
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {0, 1, 1};
+  uint64_t bytes = 0;
+};
+
+bool whole(const Mem &m, Whole &w)
+{
+  if (m.pixel_size == 0) {
+    w.region[0] = m.size;
+    w.bytes = m.size;
+    return true;
+  }
+  size_t width = 0, height = 0, depth = 0, array = 0;
+  cl_mem_object_type type = 0;
+  clGetImageInfo(m.m, CL_IMAGE_WIDTH, sizeof width, &width, nullptr);
+  clGetImageInfo(m.m, CL_IMAGE_HEIGHT, sizeof height, &height, nullptr);
+  clGetImageInfo(m.m, CL_IMAGE_DEPTH, sizeof depth, &depth, nullptr);
+  clGetImageInfo(m.m, CL_IMAGE_ARRAY_SIZE, sizeof array, &array, nullptr);
+  clGetMemObjectInfo(m.m, CL_MEM_TYPE, sizeof type, &type, nullptr);
+  w.region[0] = width;
+  w.region[1] = std::max<size_t>(height, 1);
+  w.region[2] = std::max<size_t>(depth, 1);
+  if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+    w.region[1] = array;
+  if (type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
+    w.region[2] = array;
+  w.bytes = uint64_t(w.region[0]) * w.region[1] * w.region[2] * m.pixel_size;
+  return w.bytes > 0;
+}
+
+cl_int read_whole(cl_command_queue q, const Mem &m, const Whole &w, void *dst,
+                  cl_uint n, const cl_event *waits, cl_event *ev)
+{
+  if (m.pixel_size == 0)
+    return clEnqueueReadBuffer(q, m.buf, CL_FALSE, 0, w.bytes, dst, n, waits,
+                               ev);
+  return clEnqueueReadImage(q, m.m, CL_FALSE, w.origin, w.region, 0, 0, dst, n,
+                            waits, ev);
+}
+
+cl_int write_whole(cl_command_queue q, const Mem &m, const Whole &w,
+                   const void *src, cl_uint n, const cl_event *waits,
+                   cl_event *ev)
+{
+  if (m.pixel_size == 0)
+    return clEnqueueWriteBuffer(q, m.buf, CL_FALSE, 0, w.bytes, src, n, waits,
+                                ev);
+  return clEnqueueWriteImage(q, m.m, CL_FALSE, w.origin, w.region, 0, 0, src,
+                             n, waits, ev);
+}
+
+} // namespace
+
+Mem *Session::find_mem(uint64_t id)
+{
+  auto it = mems_.find(id);
+  return it == mems_.end() ? nullptr : &it->second;
+}
+
+// PUSH: read the buffer (and its content size) once the waits are done; the
+// completion goes to the peer as PEER_DATA (send_push), not to the client.
+bool Session::push(const Decoded &d)
+{
+  const pocl_remote_migrate &c = d.migrate;
+  const uint64_t id = d.hdr.id;
+  Queue *q = find_queue(c.cmd.queue_id);
+  Mem *src = find_mem(c.src_id);
+  Mem *size = c.src_size_id ? find_buffer(c.src_size_id) : nullptr;
+  Whole w;
+  cl_int err = CL_SUCCESS;
+  if (q == nullptr)
+    err = CL_INVALID_COMMAND_QUEUE;
+  else if (src == nullptr || (c.src_size_id && size == nullptr) ||
+           !whole(*src, w) || w.bytes != c.size ||
+           (size != nullptr && size->size < 8))
+    err = CL_INVALID_MEM_OBJECT;
+  Staging *st = nullptr;
+  if (err == CL_SUCCESS && (st = Staging::create(c.size + 8, 1)) == nullptr)
+    err = CL_OUT_OF_HOST_MEMORY;
+  if (err != CL_SUCCESS) {
+    LOG_WARN(sid_, "PUSH %llu to peer %u refused: %d", (unsigned long long)id,
+             c.peer, err);
+    pocl_remote_peer_data pd{err, 0, 0};
+    peer_send(c.peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd, nullptr, 0);
+    return true;
+  }
+  st->size = c.size;
+  // run() and complete_now() read these (see push_).
+  push_ = PushState{true, id, c.peer, c.size, size != nullptr};
+  const cl_command_queue cq = q->q;
+  auto read_data = [&](cl_uint n, const cl_event *wl, cl_event *ev) {
+    return read_whole(cq, *src, w, st->data(), n, wl, ev);
+  };
+  Outcome o = run(id, c.cmd, d.waits, *q, st, Pending::Push, nullptr,
+                  [&](cl_uint n, const cl_event *wl, cl_event *ev) {
+                    if (size == nullptr)
+                      return read_data(n, wl, ev);
+                    return chained(
+                        n, wl, ev,
+                        [&](cl_uint n1, const cl_event *w1, cl_event *e1) {
+                          return clEnqueueReadBuffer(cq, size->buf, CL_FALSE,
+                                                     0, 8, st->data() + c.size,
+                                                     n1, w1, e1);
+                        },
+                        read_data);
+                  });
+  push_.active = false;
+  return o != Outcome::Protocol;
+}
+
+void Session::send_push(const Pending &p, cl_int status)
+{
+  pocl_remote_peer_data pd{status < 0 ? status : CL_COMPLETE, 0, 0};
+  uint64_t n = 0;
+  const uint8_t *bytes = nullptr;
+  if (pd.status == CL_COMPLETE) {
+    bytes = p.staging->data();
+    n = p.push_size;
+    if (p.push_has_size) {
+      memcpy(&pd.size_value, bytes + p.push_size, 8);
+      pd.flags = POCL_REMOTE_PEER_DATA_HAS_SIZE;
+      n = std::min(n, pd.size_value);
+    }
+  }
+  peer_send(p.peer, POCL_RMSG_PEER_DATA, p.id, &pd, sizeof pd, bytes, n);
+}
+
+// MIGRATE_IN: write what the peer pushes (PeerSlot, filled by run_peer).
+// Bytes past a content size are left as the staging had them: they carry
+// no meaning.
+bool Session::migrate_in(const Decoded &d)
+{
+  const pocl_remote_migrate &c = d.migrate;
+  const uint64_t id = d.hdr.id;
+  Queue *q = find_queue(c.cmd.queue_id);
+  Mem *dst = find_mem(c.dst_id);
+  Mem *size = c.dst_size_id ? find_buffer(c.dst_size_id) : nullptr;
+  Whole w;
+  cl_int err = CL_SUCCESS;
+  if (q == nullptr)
+    err = CL_INVALID_COMMAND_QUEUE;
+  else if (dst == nullptr || (c.dst_size_id && size == nullptr) ||
+           !whole(*dst, w) || w.bytes != c.size ||
+           (size != nullptr && size->size < 8))
+    err = CL_INVALID_MEM_OBJECT;
+  else if (!peer_connected(c.peer))
+    err = CL_DEVICE_NOT_AVAILABLE;
+  Staging *st = nullptr;
+  cl_event ue = nullptr;
+  if (err == CL_SUCCESS && (st = Staging::create(c.size + 8, 2)) == nullptr)
+    err = CL_OUT_OF_HOST_MEMORY;
+  if (err == CL_SUCCESS &&
+      (ue = clCreateUserEvent(contexts_[q->platform], &err)) == nullptr) {
+    st->unref();
+    st->unref();
+    st = nullptr;
+  }
+  PeerSlot slot{c.size, c.peer, nullptr, nullptr};
+  if (err == CL_SUCCESS) {
+    st->size = 0;
+    memset(st->data() + c.size, 0, 8);
+    const cl_command_queue cq = q->q;
+    auto write_data = [&](cl_uint n, const cl_event *wl, cl_event *ev) {
+      return write_whole(cq, *dst, w, st->data(), n, wl, ev);
+    };
+    Outcome o = run(
+        id, c.cmd, d.waits, *q, st, Pending::MigrateIn, ue,
+        [&](cl_uint n, const cl_event *wl, cl_event *ev) {
+          if (size == nullptr)
+            return write_data(n, wl, ev);
+          return chained(
+              n, wl, ev,
+              [&](cl_uint n1, const cl_event *w1, cl_event *e1) {
+                return clEnqueueWriteBuffer(cq, size->buf, CL_FALSE, 0, 8,
+                                            st->data() + c.size, n1, w1, e1);
+              },
+              write_data);
+        });
+    if (o == Outcome::Ok) {
+      slot.staging = st;
+      slot.ue = ue;
+    } else {
+      st->unref();
+      clReleaseEvent(ue);
+      if (o == Outcome::Protocol)
+        return false;
+    }
+  } else
+    complete_now(id, err);
+  // The peer's bytes come regardless: the slot takes them, or drops them.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!peer_slots_.emplace(id, slot).second) {
+      LOG_ERR(sid_, "MIGRATE_IN %llu repeated", (unsigned long long)id);
+      if (slot.staging != nullptr)
+        fail_peer_slot(slot, CL_DEVICE_NOT_AVAILABLE);
+      return false;
+    }
+  }
+  data_cv_.notify_all();
+  return true;
+}
+
+// COPY of a buffer with a content size: only the bytes before the content
+// size are copied.  The size is known only on the device, once the waits
+// are done, so the copy goes through host memory: the size, the source and
+// the destination regions are read, merged in the callback of the last
+// read, and the destination region is written back.
+bool Session::copy_content(const Decoded &d, Queue &q, Mem &src, Mem &dst,
+                           Mem &size)
+{
+  const pocl_remote_mem_cmd &c = d.mem;
+  const uint64_t n = c.region[0];
+  uint64_t total;
+  Staging *st = nullptr;
+  cl_event ue = nullptr;
+  cl_int err = CL_SUCCESS;
+  if (size.size < 8 || !add_ok(2 * n, 8, total) || n > total)
+    err = CL_INVALID_MEM_OBJECT;
+  else if ((st = Staging::create(total, 1)) == nullptr)
+    err = CL_OUT_OF_HOST_MEMORY;
+  else if ((ue = clCreateUserEvent(contexts_[q.platform], &err)) == nullptr) {
+    st->unref();
+    st = nullptr;
+  }
+  if (err != CL_SUCCESS) {
+    complete_now(d.hdr.id, err);
+    return true;
+  }
+  // Layout: [source n][destination n][size 8].
+  struct Merge {
+    Staging *st;
+    uint64_t n, src_offset;
+    cl_event ue;
+  };
+  Merge *mg = new Merge{st, n, c.src_origin[0], ue};
+  const cl_command_queue cq = q.q;
+  cl_event last = nullptr;
+  auto enqueue = [&](cl_uint nw, const cl_event *wl, cl_event *ev) {
+    cl_event e[3] = {};
+    cl_int r = clEnqueueReadBuffer(cq, size.buf, CL_FALSE, 0, 8,
+                                   st->data() + 2 * n, nw, wl, &e[0]);
+    if (r == CL_SUCCESS)
+      r = clEnqueueReadBuffer(cq, src.buf, CL_FALSE, c.src_origin[0], n,
+                              st->data(), nw, wl, &e[1]);
+    if (r == CL_SUCCESS)
+      r = clEnqueueReadBuffer(cq, dst.buf, CL_FALSE, c.dst_origin[0], n,
+                              st->data() + n, nw, wl, &e[2]);
+    if (r == CL_SUCCESS)
+      r = clEnqueueMarkerWithWaitList(cq, 3, e, &last);
+    for (cl_event x : e)
+      if (x != nullptr)
+        clReleaseEvent(x);
+    if (r != CL_SUCCESS)
+      return r;
+    std::vector<cl_event> all(wl, wl + nw);
+    all.push_back(ue);
+    return clEnqueueWriteBuffer(cq, dst.buf, CL_FALSE, c.dst_origin[0], n,
+                                st->data() + n, cl_uint(all.size()), all.data(),
+                                ev);
+  };
+  st->refs.fetch_add(1); // one for the merge callback
+  // Not gated on ue: the merge completes it without the client's help.
+  Outcome o = run(d.hdr.id, c.cmd, d.waits, q, st, Pending::Plain, nullptr,
+                  enqueue);
+  if (last == nullptr) {
+    // Nothing was enqueued: the command already failed.
+    st->unref();
+    clReleaseEvent(ue);
+    delete mg;
+    return o != Outcome::Protocol;
+  }
+  auto merge = [](cl_event, cl_int status, void *user) {
+    Merge *m = static_cast<Merge *>(user);
+    if (status == CL_COMPLETE) {
+      uint64_t content;
+      memcpy(&content, m->st->data() + 2 * m->n, 8);
+      uint64_t k = content > m->src_offset
+                       ? std::min(m->n, content - m->src_offset)
+                       : 0;
+      memcpy(m->st->data() + m->n, m->st->data(), k);
+    }
+    clSetUserEventStatus(m->ue, status == CL_COMPLETE ? CL_COMPLETE
+                                                      : CL_INVALID_EVENT);
+    clReleaseEvent(m->ue);
+    m->st->unref();
+    delete m;
+  };
+  if (clSetEventCallback(last, CL_COMPLETE, merge, mg) != CL_SUCCESS)
+    merge(last, CL_INVALID_EVENT, mg);
+  clReleaseEvent(last);
+  return o != Outcome::Protocol;
+}
+
+} // namespace pocld

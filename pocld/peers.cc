@@ -1,0 +1,316 @@
+// peers.cc - the peer mesh: connections to the sessions that the same client
+// holds on other servers.  Completions that another server waits on
+// (PEER_NOTIFY) and migrated buffers (PEER_DATA) travel on them, without
+// the client.
+#include "control.hh"
+#include "log.hh"
+#include "session.hh"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+namespace pocld {
+
+namespace {
+
+constexpr int kPeerConnectTimeoutMs = 5000;
+
+// A connected TCP socket to host:port within the timeout, or -1.
+int dial(const std::string &host, uint16_t port, int timeout_ms)
+{
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  std::string p = std::to_string(port);
+  if (getaddrinfo(host.c_str(), p.c_str(), &hints, &res) != 0)
+    return -1;
+  int fd = -1;
+  for (addrinfo *a = res; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                a->ai_protocol);
+    if (fd < 0)
+      continue;
+    int r = connect(fd, a->ai_addr, a->ai_addrlen);
+    if (r != 0 && errno == EINPROGRESS) {
+      pollfd pf{fd, POLLOUT, 0};
+      int err = 0;
+      socklen_t len = sizeof err;
+      r = poll(&pf, 1, timeout_ms) == 1 &&
+                  getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+                  err == 0
+              ? 0
+              : -1;
+    }
+    if (r != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  if (fd >= 0) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  }
+  return fd;
+}
+
+bool discard(int fd, uint64_t n)
+{
+  char sink[16384];
+  while (n > 0) {
+    uint64_t k = n < sizeof sink ? n : sizeof sink;
+    if (!recv_exact(fd, sink, k))
+      return false;
+    n -= k;
+  }
+  return true;
+}
+
+} // namespace
+
+// CONNECT_PEER: join the client's session on another server, as its peer
+// number c.self_index; that server knows us by it, we know it by
+// c.peer_index.
+bool Session::connect_peer(const Decoded &d)
+{
+  auto c = load<pocl_remote_connect_peer>(d.body);
+  std::string host(reinterpret_cast<const char *>(d.data), d.data_len);
+  if (peer_connected(c.peer_index)) {
+    reply(d.hdr.id, CL_SUCCESS);
+    return true;
+  }
+  int fd = dial(host, uint16_t(c.port), kPeerConnectTimeoutMs);
+  if (fd < 0) {
+    LOG_WARN(sid_, "cannot reach peer %u at %s:%u", c.peer_index, host.c_str(),
+             c.port);
+    reply(d.hdr.id, CL_DEVICE_NOT_AVAILABLE);
+    return true;
+  }
+  HelloMsg h{};
+  h.hdr.type = POCL_RMSG_HELLO;
+  h.hdr.body_size = sizeof h.hello;
+  h.hello.magic = POCL_REMOTE_MAGIC;
+  h.hello.version = POCL_REMOTE_PROTOCOL_VERSION;
+  h.hello.role = POCL_REMOTE_ROLE_PEER;
+  h.hello.peer_index = c.self_index;
+  memcpy(h.hello.session_id, c.session_id, sizeof c.session_id);
+  h.hello.client_time_ns = realtime_ns();
+  struct {
+    pocl_remote_hdr hdr;
+    pocl_remote_hello_reply r;
+  } rep{};
+  bool ok = send_msg(fd, POCL_RMSG_HELLO, 0, &h.hello, sizeof h.hello, nullptr,
+                     0) &&
+            recv_deadline(fd, &rep, sizeof rep, kPeerConnectTimeoutMs) &&
+            rep.hdr.type == POCL_RMSG_HELLO_REPLY &&
+            rep.hdr.body_size == sizeof rep.r && rep.hdr.payload_size == 0 &&
+            rep.r.magic == POCL_REMOTE_MAGIC && rep.r.status == CL_SUCCESS;
+  if (!ok || !start_peer(fd, c.peer_index)) {
+    LOG_WARN(sid_, "peer %u at %s:%u refused the connection", c.peer_index,
+             host.c_str(), c.port);
+    close(fd);
+    reply(d.hdr.id, CL_DEVICE_NOT_AVAILABLE);
+    return true;
+  }
+  LOG_INFO(sid_, "peer %u connected at %s:%u", c.peer_index, host.c_str(),
+           c.port);
+  reply(d.hdr.id, CL_SUCCESS);
+  return true;
+}
+
+// A peer connected to us (the listener checked its HELLO).
+bool Session::attach_peer(int fd, uint32_t index)
+{
+  if (index >= POCL_REMOTE_MAX_PEERS || peer_connected(index))
+    return false;
+  if (!send_hello_reply(fd, CL_SUCCESS, id_.data(),
+                        static_cast<uint32_t>(devs_.devices.size())))
+    return false;
+  return start_peer(fd, index);
+}
+
+bool Session::start_peer(int fd, uint32_t index)
+{
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_)
+      return false;
+    PeerLink &l = peers_[index];
+    std::lock_guard<std::mutex> llock(l.mu);
+    if (l.fd >= 0 && !l.broken)
+      return false;
+    if (l.fd >= 0)
+      close(l.fd);
+    l.fd = fd;
+    l.broken = false;
+    ++peers_running_;
+  }
+  try {
+    std::thread(&Session::run_peer, this, index).detach();
+  } catch (const std::system_error &) {
+    std::lock_guard<std::mutex> lock(mu_);
+    --peers_running_;
+    std::lock_guard<std::mutex> llock(peers_[index].mu);
+    peers_[index].broken = true;
+    return false;
+  }
+  return true;
+}
+
+bool Session::peer_connected(uint32_t index)
+{
+  if (index >= POCL_REMOTE_MAX_PEERS)
+    return false;
+  std::lock_guard<std::mutex> lock(peers_[index].mu);
+  return peers_[index].fd >= 0 && !peers_[index].broken;
+}
+
+bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
+                        const void *body, size_t body_len, const void *payload,
+                        uint64_t payload_len)
+{
+  if (index >= POCL_REMOTE_MAX_PEERS)
+    return false;
+  PeerLink &l = peers_[index];
+  std::lock_guard<std::mutex> lock(l.mu);
+  if (l.fd < 0 || l.broken) {
+    LOG_WARN(sid_, "no link to peer %u: message type %u for %llu dropped",
+             index, type, (unsigned long long)id);
+    return false;
+  }
+  if (send_msg(l.fd, type, id, body, body_len, payload, payload_len))
+    return true;
+  LOG_WARN(sid_, "send to peer %u failed (%s)", index, strerror(errno));
+  l.broken = true;
+  shutdown(l.fd, SHUT_RDWR);
+  return false;
+}
+
+void Session::fail_peer_slot(PeerSlot &s, cl_int status)
+{
+  if (s.ue != nullptr) {
+    clSetUserEventStatus(s.ue, status);
+    clReleaseEvent(s.ue);
+    s.ue = nullptr;
+  }
+  if (s.staging != nullptr) {
+    s.staging->unref();
+    s.staging = nullptr;
+  }
+}
+
+// Reads one peer's messages until its connection ends.  Every byte is
+// checked like a client's: a peer is just another party on the network.
+void Session::run_peer(uint32_t index)
+{
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(peers_[index].mu);
+    fd = peers_[index].fd;
+  }
+  LOG_DEBUG(sid_, "peer %u attached", index);
+  for (;;) {
+    pocl_remote_hdr h;
+    if (!recv_exact(fd, &h, sizeof h))
+      break;
+    if (h.type == POCL_RMSG_PEER_NOTIFY && h.body_size == 16 &&
+        h.payload_size == 0) {
+      pocl_remote_notify n;
+      if (!recv_exact(fd, &n, sizeof n))
+        break;
+      if (n.status > CL_COMPLETE) {
+        LOG_ERR(sid_, "peer %u: non-final status %d", index, n.status);
+        break;
+      }
+      foreign_done(n.event_id, n.status);
+      continue;
+    }
+    if (h.type != POCL_RMSG_PEER_DATA ||
+        h.body_size != sizeof(pocl_remote_peer_data)) {
+      LOG_ERR(sid_, "peer %u: message type %u body %u refused", index, h.type,
+              h.body_size);
+      break;
+    }
+    pocl_remote_peer_data pd;
+    if (!recv_exact(fd, &pd, sizeof pd))
+      break;
+    // MIGRATE_IN comes from the client, usually before the bytes.
+    PeerSlot s;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      data_cv_.wait(lock,
+                    [&] { return closing_ || peer_slots_.count(h.id) > 0; });
+      if (closing_)
+        break;
+      auto it = peer_slots_.find(h.id);
+      s = it->second;
+      peer_slots_.erase(it);
+    }
+    if (s.peer != index || h.payload_size > s.size ||
+        (pd.status < 0 && h.payload_size != 0)) {
+      LOG_ERR(sid_,
+              "peer %u: %llu bytes for migration %llu (of %llu bytes from "
+              "peer %u) refused",
+              index, (unsigned long long)h.payload_size,
+              (unsigned long long)h.id, (unsigned long long)s.size, s.peer);
+      fail_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
+      break;
+    }
+    bool ok = s.staging ? recv_exact(fd, s.staging->data(), h.payload_size)
+                        : discard(fd, h.payload_size);
+    if (!ok) {
+      fail_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
+      break;
+    }
+    if (s.staging == nullptr)
+      continue;
+    if (pd.status < 0) {
+      fail_peer_slot(s, pd.status);
+      sweep_failed();
+      continue;
+    }
+    if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
+      memcpy(s.staging->data() + s.size, &pd.size_value, 8);
+    s.staging->size = h.payload_size;
+    clSetUserEventStatus(s.ue, CL_COMPLETE);
+    clReleaseEvent(s.ue);
+    s.staging->unref();
+  }
+  LOG_DEBUG(sid_, "peer %u detached", index);
+  {
+    std::lock_guard<std::mutex> lock(peers_[index].mu);
+    peers_[index].broken = true;
+    shutdown(fd, SHUT_RDWR);
+  }
+  // Migrations from this peer can no longer come.
+  std::vector<PeerSlot> lost;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = peer_slots_.begin(); it != peer_slots_.end();) {
+      if (it->second.peer == index) {
+        lost.push_back(it->second);
+        it = peer_slots_.erase(it);
+      } else
+        ++it;
+    }
+  }
+  for (PeerSlot &s : lost)
+    fail_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
+  if (!lost.empty())
+    sweep_failed();
+  std::lock_guard<std::mutex> lock(mu_);
+  --peers_running_;
+  data_cv_.notify_all();
+}
+
+} // namespace pocld

@@ -1,0 +1,65 @@
+// run.hh - Session::run, the common path of every enqueued command; a
+// template, so that each handler's enqueue call is inlined.
+#pragma once
+
+#include "session.hh"
+
+namespace pocld {
+
+// Enqueues `first` (reading or writing the 8-byte content size), then
+// `second` after it and after the command's waits: the size must be in
+// place before the data moves, on in-order and out-of-order queues alike.
+template <class A, class B>
+cl_int chained(cl_uint n, const cl_event *w, cl_event *ev, A first, B second)
+{
+  cl_event e1 = nullptr;
+  cl_int err = first(n, w, &e1);
+  if (err != CL_SUCCESS)
+    return err;
+  std::vector<cl_event> all(w, w + n);
+  all.push_back(e1);
+  err = second(cl_uint(all.size()), all.data(), ev);
+  clReleaseEvent(e1);
+  return err;
+}
+
+// Reserves the event, builds the wait list, enqueues natively through
+// `enqueue` and arranges for the completion.  Takes over one reference of
+// `st`.  extra_wait: one more event the command waits for (data arrival).
+template <class F>
+Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
+                              const WaitList &waits, Queue &q, Staging *st,
+                              Pending::Kind kind, cl_event extra_wait,
+                              F enqueue)
+{
+  cl_int err = CL_SUCCESS;
+  Pending *p = open_cmd(id, waits, q, c.queue_id, err);
+  if (p == nullptr) {
+    if (st != nullptr)
+      st->unref();
+    if (err == kProtocolError)
+      return Outcome::Protocol;
+    complete_now(id, err);
+    return Outcome::Failed;
+  }
+  p->staging = st;
+  p->flags = c.flags;
+  p->kind = kind;
+  if (kind == Pending::Push) {
+    p->peer = push_.peer;
+    p->push_size = push_.size;
+    p->push_has_size = push_.has_size;
+  }
+  if (extra_wait != nullptr) {
+    gate(p);
+    clRetainEvent(extra_wait);
+    waits_.push_back(extra_wait);
+  }
+  cl_event ev = nullptr;
+  err = enqueue(static_cast<cl_uint>(waits_.size()),
+                waits_.empty() ? nullptr : waits_.data(), &ev);
+  launch(p, err, ev, q);
+  return err == CL_SUCCESS ? Outcome::Ok : Outcome::Failed;
+}
+
+} // namespace pocld
