@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds tools/bench/remote_bench.c and runs it against a fresh pocld on
-# loopback: the remote device is pocld's pthread device, the local reference
-# is the pthread device in the benchmark's own process.
-#   tools/bench.sh [ITERATIONS]
+# Builds tools/bench/remote_bench.c and runs it against two fresh pocld on
+# loopback: the remote device is the first pocld's pthread device, the local
+# reference is the pthread device in the benchmark's own process, and the
+# second pocld is the other end of the server-to-server migrations.  Then
+# the distributed matmul (examples/remote/matmul) on one remote device and
+# on both, for the speedup.
+#   tools/bench.sh [ITERATIONS [MATMUL_N]]
 # Env: BUILD_DIR (default build, as for tools/build.sh).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,9 +13,30 @@ build=${BUILD_DIR:-$repo/build}/pocl
 bench=$build/remote_bench
 cc -O2 -Wall -o "$bench" "$repo/tools/bench/remote_bench.c" -lOpenCL -lpthread
 
-state=$(mktemp -u)
-stop() { "$repo/tests/remote/pocld_fixture.sh" stop "$state" || true; }
+fixture=$repo/tests/remote/pocld_fixture.sh
+state_a=$(mktemp -u) state_b=$(mktemp -u)
+stop() {
+  "$fixture" stop "$state_a" || true
+  "$fixture" stop "$state_b" || true
+}
 trap stop EXIT
-"$repo/tests/remote/pocld_fixture.sh" start "$state" "$build/pocld/pocld" "$build"
-RUN_REMOTE_DEVICES="pthread remote" \
-  "$repo/tests/remote/run_remote.sh" "$state" "$build" "$bench" "$@"
+"$fixture" start "$state_a" "$build/pocld/pocld" "$build"
+"$fixture" start "$state_b" "$build/pocld/pocld" "$build"
+port() { sed -n 's/^POCLD_PORT=//p' "$1" | head -n1; }
+
+export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
+export POCL_REMOTE0_PARAMETERS=127.0.0.1:$(port "$state_a")/0
+export POCL_REMOTE1_PARAMETERS=127.0.0.1:$(port "$state_b")/0
+POCL_DEVICES="pthread remote remote" "$bench" "${1:-2000}"
+
+matmul=$(sed -n 's/^REMOTE_VECADD=//p' "$build/tests/remote/paths.env")
+matmul=$(dirname "$matmul")/remote_matmul
+n=${2:-512}
+echo
+one=$(POCL_DEVICES="remote remote" "$matmul" "$n" 1 3)
+two=$(POCL_DEVICES="remote remote" "$matmul" "$n" 2 3)
+echo "$one"
+echo "$two"
+t1=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' <<<"$one")
+t2=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' <<<"$two")
+awk -v a="$t1" -v b="$t2" 'BEGIN { printf "matmul speedup, 2 servers over 1: %.2fx (efficiency %.0f%%)\n", a / b, 50 * a / b }'

@@ -1,10 +1,13 @@
 /* remote_bench.c - latency and bandwidth of a remote device against a local
-   one and against the loopback TCP round trip, all measured in one run.
+   one and against the loopback TCP round trip, all measured in one run;
+   with a second remote device (another server), migrations between the
+   two servers too.
 
    Devices: the first whose CL_DEVICE_NAME contains "pocl-remote" is the
-   remote one; the first other device (or the one whose name contains
-   $BENCH_LOCAL, if set) is the local reference.  Prints one table; every
-   figure is in microseconds or GB/s.  */
+   remote one, the next such one on another server the migration peer; the
+   first other device (or the one whose name contains $BENCH_LOCAL, if set)
+   is the local reference.  Prints one table; every figure is in
+   microseconds or GB/s.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -356,8 +359,85 @@ bandwidth (dev *d, size_t size, int iters, double *wr, double *rd)
   clReleaseMemObject (b);
 }
 
+/* Migrations between two servers, in one context of both devices: a
+   buffer moves A -> B -> A ... with clEnqueueMigrateMemObjects, each move
+   waited for.  Before each move a kernel rewrites the buffer's first byte
+   (with its own value) where it is, untimed: otherwise both servers would
+   hold the latest content after the first round and nothing would move.
+   Returns the median microseconds per move.  */
+static double
+migration_us (dev *a, dev *b, size_t size, int iters)
+{
+  cl_int err;
+  cl_device_id ids[2] = { a->id, b->id };
+  cl_context ctx = clCreateContext (NULL, 2, ids, NULL, NULL, &err);
+  CHECK (err);
+  cl_command_queue q[2];
+  q[0] = clCreateCommandQueue (ctx, a->id, 0, &err);
+  CHECK (err);
+  q[1] = clCreateCommandQueue (ctx, b->id, 0, &err);
+  CHECK (err);
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+  CHECK (err);
+  static const char *touch_src
+      = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
+  cl_program p = clCreateProgramWithSource (ctx, 1, &touch_src, NULL, &err);
+  CHECK (err);
+  CHECK (clBuildProgram (p, 2, ids, NULL, NULL, NULL));
+  cl_kernel touch = clCreateKernel (p, "touch", &err);
+  CHECK (err);
+  CHECK (clSetKernelArg (touch, 0, sizeof (buf), &buf));
+  size_t one = 1;
+  unsigned char *h = malloc (size), *back = malloc (size);
+  size_t i;
+  for (i = 0; i < size; ++i)
+    h[i] = (unsigned char)(i * 13 + 1);
+  CHECK (clEnqueueWriteBuffer (q[0], buf, CL_TRUE, 0, size, h, 0, NULL, NULL));
+  double *v = malloc (iters * sizeof (double));
+  int k;
+  for (k = -2; k < iters; ++k)
+    {
+      cl_command_queue from = q[(k + 2) % 2], to = q[(k + 3) % 2];
+      CHECK (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
+                                     NULL));
+      CHECK (clFinish (from));
+      double t0 = now_us ();
+      CHECK (clEnqueueMigrateMemObjects (to, 1, &buf, 0, 0, NULL, NULL));
+      CHECK (clFinish (to));
+      if (k >= 0)
+        v[k] = now_us () - t0;
+    }
+  /* the bytes survived the trip */
+  CHECK (clEnqueueReadBuffer (q[0], buf, CL_TRUE, 0, size, back, 0, NULL,
+                              NULL));
+  if (memcmp (h, back, size))
+    {
+      fprintf (stderr, "migration of %zu bytes corrupted the data\n", size);
+      exit (1);
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  free (h);
+  free (back);
+  clReleaseMemObject (buf);
+  clReleaseKernel (touch);
+  clReleaseProgram (p);
+  clReleaseCommandQueue (q[0]);
+  clReleaseCommandQueue (q[1]);
+  clReleaseContext (ctx);
+  return s.median;
+}
+
+/* Same name up to the "/device)" suffix: one server.  */
 static int
-find_devices (dev *remote, dev *local)
+same_server (const char *x, const char *y)
+{
+  const char *sx = strrchr (x, '/'), *sy = strrchr (y, '/');
+  return sx && sy && sx - x == sy - y && strncmp (x, y, sx - x) == 0;
+}
+
+static int
+find_devices (dev *remote, dev *local, dev *peer)
 {
   cl_platform_id plats[16];
   cl_uint np = 0, i, j;
@@ -381,6 +461,11 @@ find_devices (dev *remote, dev *local)
                   remote->id = devs[j];
                   strcpy (remote->name, name);
                 }
+              else if (peer->id == NULL && !same_server (name, remote->name))
+                {
+                  peer->id = devs[j];
+                  strcpy (peer->name, name);
+                }
             }
           else if (!have_local && (!want || strstr (name, want)))
             {
@@ -397,10 +482,11 @@ int
 main (int argc, char **argv)
 {
   int iters = argc > 1 ? atoi (argv[1]) : 2000;
-  dev remote, local;
+  dev remote, local, peer;
   memset (&remote, 0, sizeof (remote));
   memset (&local, 0, sizeof (local));
-  if (!find_devices (&remote, &local))
+  memset (&peer, 0, sizeof (peer));
+  if (!find_devices (&remote, &local, &peer))
     {
       fprintf (stderr, "need a pocl-remote device and a local device\n");
       return 1;
@@ -445,5 +531,24 @@ main (int argc, char **argv)
           100 * rw / tcp, 100 * rr / tcp);
   printf ("100-chain remote / (local + round trip) (median): %.2fx\n",
           rc.median / (lc.median + rtt_med));
+  if (peer.id == NULL)
+    return 0;
+
+  printf ("\nmigration between two servers: %s -> %s\n", remote.name,
+          peer.name);
+  double m4 = migration_us (&remote, &peer, 4, iters / 4 > 20 ? iters / 4 : 20);
+  printf ("%-34s %10.1f us (%.2fx the remote no-op; goal <= 1.5x)\n",
+          "4-byte migration (median)", m4, m4 / rn.median);
+  printf ("%-34s %12s %10s\n", "migration size", "median us", "GB/s");
+  static const size_t sizes[]
+      = { 4, 4096, 64 << 10, 1 << 20, 16 << 20, 64 << 20, 256u << 20 };
+  size_t i;
+  for (i = 0; i < sizeof (sizes) / sizeof (sizes[0]); ++i)
+    {
+      size_t sz = sizes[i];
+      int n = sz >= (64u << 20) ? 3 : sz >= (1u << 20) ? 10 : 50;
+      double us = migration_us (&remote, &peer, sz, n);
+      printf ("%-34zu %12.1f %10.3f\n", sz, us, sz / us / 1e3);
+    }
   return 0;
 }
