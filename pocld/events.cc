@@ -234,6 +234,10 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
                    nullptr);
     complete(p, st);
   }
+  // run_peer completes it right after writing the bytes (finish_peer_slot):
+  // a callback on the marker would only add the runtime's callback latency.
+  if (p->kind == Pending::MigrateIn)
+    return;
 }
 
 void Session::wait_for(Pending *p)
@@ -331,7 +335,7 @@ void Session::complete(Pending *p, cl_int exec_status)
         len = content > offset ? std::min(len, content - offset) : 0;
       }
     }
-    if (p->kind == Pending::MigrateIn)
+    if (p->kind == Pending::MigrateIn) {
       c.peer_bytes = st->size;
     Sock sock =
         len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ? Sock::Data : Sock::Command;
@@ -350,6 +354,10 @@ void Session::complete(Pending *p, cl_int exec_status)
       subs.swap(p->subscribers);
       ungate(p);
       spare_.push_back(events_.extract(id));
+      LOG_DEBUG(sid_, "migration %llu written by %llu us",
+                (unsigned long long)id,
+                (unsigned long long)(realtime_ns() / 1000));
+    }
       if (keep) {
         failed_.push_back(ev);
         failed_ids_[id] = c.status;
@@ -389,7 +397,9 @@ void Session::sweep_failed()
   std::lock_guard<std::mutex> sweep_lock(sweep_mu_);
   auto consider = [&](Pending *p) {
     // ev is null while the command reader is still launching it.
-    if (p->ev != nullptr && devs_.platforms[p->platform].silent_failures) {
+    // A MIGRATE_IN is completed by its slot, whatever happens.
+    if (p->ev != nullptr && p->kind != Pending::MigrateIn &&
+        devs_.platforms[p->platform].silent_failures) {
       clRetainEvent(p->ev);
       seen.emplace_back(p, p->ev);
     }

@@ -52,18 +52,18 @@ cl_int read_whole(cl_command_queue q, const Mem &m, const Whole &w, void *dst,
                             waits, ev);
 }
 
-cl_int write_whole(cl_command_queue q, const Mem &m, const Whole &w,
-                   const void *src, cl_uint n, const cl_event *waits,
-                   cl_event *ev)
-{
-  if (m.pixel_size == 0)
-    return clEnqueueWriteBuffer(q, m.buf, CL_FALSE, 0, w.bytes, src, n, waits,
-                                ev);
-  return clEnqueueWriteImage(q, m.m, CL_FALSE, w.origin, w.region, 0, 0, src,
-                             n, waits, ev);
-}
-
 } // namespace
+
+cl_command_queue Session::transfer_queue(const Queue &q, cl_int &err)
+{
+  if (transfer_.size() < devs_.devices.size())
+    transfer_.resize(devs_.devices.size(), nullptr);
+  cl_command_queue &tq = transfer_[q.device];
+  if (tq == nullptr)
+    tq = clCreateCommandQueue(contexts_[q.platform], devs_.devices[q.device].id,
+                              0, &err);
+  return tq;
+}
 
 Mem *Session::find_mem(uint64_t id)
 {
@@ -119,6 +119,9 @@ bool Session::push(const Decoded &d)
                         read_data);
                   });
   push_.active = false;
+  LOG_DEBUG(sid_, "PUSH %llu of %llu bytes to peer %u enqueued at %llu us",
+            (unsigned long long)id, (unsigned long long)c.size, c.peer,
+            (unsigned long long)(realtime_ns() / 1000));
   return o != Outcome::Protocol;
 }
 
@@ -136,10 +139,21 @@ void Session::send_push(const Pending &p, cl_int status)
       n = std::min(n, pd.size_value);
     }
   }
+  uint64_t t0 = realtime_ns() / 1000;
   peer_send(p.peer, POCL_RMSG_PEER_DATA, p.id, &pd, sizeof pd, bytes, n);
+  LOG_DEBUG(sid_, "PUSH %llu: %llu bytes sent %llu-%llu us",
+            (unsigned long long)p.id, (unsigned long long)n,
+            (unsigned long long)t0,
+            (unsigned long long)(realtime_ns() / 1000));
 }
 
-// MIGRATE_IN: write what the peer pushes (PeerSlot, filled by run_peer).
+// MIGRATE_IN: the migration's event is a marker behind a user event that
+// run_peer completes once it has written what the peer pushed (PeerSlot).
+// run_peer writes with a blocking call on a private queue rather than
+// completing a write enqueued here behind the user event: NVIDIA's OpenCL
+// ran such a write of 1 MiB 18 ms after the event (measured on the H200),
+// against 0.3 ms for a write enqueued once the bytes are in.  No ordering is
+// lost: MIGRATE_IN has no waits, the PUSH waited for everything before.
 // Bytes past a content size are left as the staging had them: they carry
 // no meaning.
 bool Session::migrate_in(const Decoded &d)
@@ -169,30 +183,39 @@ bool Session::migrate_in(const Decoded &d)
     st->unref();
     st = nullptr;
   }
-  PeerSlot slot{c.size, c.peer, nullptr, nullptr};
+  cl_command_queue tq = nullptr;
+  if (err == CL_SUCCESS && (tq = transfer_queue(*q, err)) == nullptr) {
+    st->unref();
+    st->unref();
+    clReleaseEvent(ue);
+    st = nullptr;
+  }
+  PeerSlot slot{c.size,  c.peer,  nullptr, nullptr,
+                nullptr, tq,      nullptr, nullptr,
+                false,   {w.region[0], w.region[1], w.region[2]}};
   if (err == CL_SUCCESS) {
     st->size = 0;
     memset(st->data() + c.size, 0, 8);
     const cl_command_queue cq = q->q;
-    auto write_data = [&](cl_uint n, const cl_event *wl, cl_event *ev) {
-      return write_whole(cq, *dst, w, st->data(), n, wl, ev);
-    };
-    Outcome o = run(
-        id, c.cmd, d.waits, *q, st, Pending::MigrateIn, ue,
-        [&](cl_uint n, const cl_event *wl, cl_event *ev) {
-          if (size == nullptr)
-            return write_data(n, wl, ev);
-          return chained(
-              n, wl, ev,
-              [&](cl_uint n1, const cl_event *w1, cl_event *e1) {
-                return clEnqueueWriteBuffer(cq, size->buf, CL_FALSE, 0, 8,
-                                            st->data() + c.size, n1, w1, e1);
-              },
-              write_data);
-        });
+    Outcome o = run(id, c.cmd, d.waits, *q, st, Pending::MigrateIn, ue,
+                    [&](cl_uint n, const cl_event *wl, cl_event *ev) {
+                      return clEnqueueMarkerWithWaitList(cq, n, wl, ev);
+                    });
     if (o == Outcome::Ok) {
       slot.staging = st;
       slot.ue = ue;
+      {
+        // Not completed before the slot is published: only the slot does.
+        std::lock_guard<std::mutex> lock(ev_mu_);
+        slot.p = &events_.find(id)->second;
+      }
+      slot.image = dst->pixel_size != 0;
+      slot.dst = slot.image ? dst->m : dst->buf;
+      clRetainMemObject(slot.dst);
+      if (size != nullptr) {
+        slot.size_buf = size->buf;
+        clRetainMemObject(slot.size_buf);
+      }
     } else {
       st->unref();
       clReleaseEvent(ue);
@@ -207,11 +230,13 @@ bool Session::migrate_in(const Decoded &d)
     if (!peer_slots_.emplace(id, slot).second) {
       LOG_ERR(sid_, "MIGRATE_IN %llu repeated", (unsigned long long)id);
       if (slot.staging != nullptr)
-        fail_peer_slot(slot, CL_DEVICE_NOT_AVAILABLE);
+        finish_peer_slot(slot, CL_DEVICE_NOT_AVAILABLE);
       return false;
     }
   }
   data_cv_.notify_all();
+  LOG_DEBUG(sid_, "MIGRATE_IN %llu enqueued at %llu us", (unsigned long long)id,
+            (unsigned long long)(realtime_ns() / 1000));
   return true;
 }
 

@@ -259,8 +259,11 @@ bool Session::finish(const Msg &m)
   }
   cl_event ev = nullptr;
   cl_int err = clEnqueueMarkerWithWaitList(q->q, 0, nullptr, &ev);
-  Pending *p = new Pending{this,        m.hdr.id, nullptr,         nullptr, 0,
-                           q->platform, 0,        Pending::Finish, {}};
+  Pending *p = new Pending{};
+  p->session = this;
+  p->id = m.hdr.id;
+  p->platform = q->platform;
+  p->kind = Pending::Finish;
   launch(p, err, ev, *q);
   return true;
 }

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <string>
 #include <sys/socket.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -196,17 +197,46 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
   return false;
 }
 
-void Session::fail_peer_slot(PeerSlot &s, cl_int status)
+void Session::finish_peer_slot(PeerSlot &s, cl_int status)
 {
   if (s.ue != nullptr) {
     clSetUserEventStatus(s.ue, status);
     clReleaseEvent(s.ue);
     s.ue = nullptr;
   }
+  if (s.p != nullptr) {
+    complete(s.p, status);
+    s.p = nullptr;
+  }
   if (s.staging != nullptr) {
     s.staging->unref();
     s.staging = nullptr;
   }
+  if (s.dst != nullptr)
+    clReleaseMemObject(s.dst);
+  if (s.size_buf != nullptr)
+    clReleaseMemObject(s.size_buf);
+  s.dst = s.size_buf = nullptr;
+}
+
+// Writes a migration's bytes where they belong (see migrate_in), then
+// completes its user event with the outcome.
+void Session::write_peer_slot(PeerSlot &s)
+{
+  const size_t origin[3] = {0, 0, 0};
+  const uint8_t *bytes = s.staging->data();
+  cl_int err =
+      s.image ? clEnqueueWriteImage(s.tq, s.dst, CL_TRUE, origin, s.region, 0,
+                                    0, bytes, 0, nullptr, nullptr)
+              : clEnqueueWriteBuffer(s.tq, s.dst, CL_TRUE, 0, s.size, bytes, 0,
+                                     nullptr, nullptr);
+  if (err == CL_SUCCESS && s.size_buf != nullptr)
+    err = clEnqueueWriteBuffer(s.tq, s.size_buf, CL_TRUE, 0, 8, bytes + s.size,
+                               0, nullptr, nullptr);
+  if (err != CL_SUCCESS)
+    LOG_WARN(sid_, "writing a migration's %llu bytes failed: %d",
+             (unsigned long long)s.size, err);
+  finish_peer_slot(s, err == CL_SUCCESS ? CL_COMPLETE : err);
 }
 
 // Reads one peer's messages until its connection ends.  Every byte is
@@ -263,28 +293,31 @@ void Session::run_peer(uint32_t index)
               "peer %u) refused",
               index, (unsigned long long)h.payload_size,
               (unsigned long long)h.id, (unsigned long long)s.size, s.peer);
-      fail_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
+      finish_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
+    uint64_t t0 = realtime_ns() / 1000;
       break;
     }
+    LOG_DEBUG(sid_, "migration %llu: %llu bytes from peer %u in %llu-%llu us",
+              (unsigned long long)h.id, (unsigned long long)h.payload_size,
+              index, (unsigned long long)t0,
+              (unsigned long long)(realtime_ns() / 1000));
     bool ok = s.staging ? recv_exact(fd, s.staging->data(), h.payload_size)
                         : discard(fd, h.payload_size);
     if (!ok) {
-      fail_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
+      finish_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
       break;
     }
     if (s.staging == nullptr)
       continue;
     if (pd.status < 0) {
-      fail_peer_slot(s, pd.status);
+      finish_peer_slot(s, pd.status);
       sweep_failed();
       continue;
     }
     if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
       memcpy(s.staging->data() + s.size, &pd.size_value, 8);
     s.staging->size = h.payload_size;
-    clSetUserEventStatus(s.ue, CL_COMPLETE);
-    clReleaseEvent(s.ue);
-    s.staging->unref();
+    write_peer_slot(s);
   }
   LOG_DEBUG(sid_, "peer %u detached", index);
   {
@@ -305,7 +338,7 @@ void Session::run_peer(uint32_t index)
     }
   }
   for (PeerSlot &s : lost)
-    fail_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
+    finish_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
   if (!lost.empty())
     sweep_failed();
   std::lock_guard<std::mutex> lock(mu_);

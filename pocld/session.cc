@@ -330,7 +330,7 @@ void Session::teardown()
     fail_slot(s);
   data_slots_.clear();
   for (auto &s : peer_slots_)
-    fail_peer_slot(s.second, CL_DEVICE_NOT_AVAILABLE);
+    finish_peer_slot(s.second, CL_DEVICE_NOT_AVAILABLE);
   peer_slots_.clear();
   {
     std::lock_guard<std::mutex> lock(foreign_mu_);
@@ -367,6 +367,10 @@ void Session::teardown()
   for (auto &q : queues_)
     clReleaseCommandQueue(q.second.q);
   for (cl_context c : contexts_)
+  for (cl_command_queue tq : transfer_)
+    if (tq != nullptr)
+      clReleaseCommandQueue(tq);
+  transfer_.clear();
     if (c != nullptr)
       clReleaseContext(c);
   LOG_DEBUG(sid_,

@@ -136,7 +136,15 @@ struct PeerSlot {
   uint64_t size;
   uint32_t peer;
   Staging *staging;
-  cl_event ue; // completed once the bytes are in
+  cl_event ue; // completed once the bytes are written
+  Pending *p;  // the MIGRATE_IN, completed then too
+  // Where run_peer writes them, with a blocking write on the session's
+  // private queue `tq` (see migrate_in): the buffer or image (retained),
+  // its whole region, and the content-size buffer (retained) or null.
+  cl_command_queue tq;
+  cl_mem dst, size_buf;
+  bool image;
+  size_t region[3];
 };
 
 // A connection to a peer server's session of the same client.
@@ -261,7 +269,12 @@ private:
   bool start_peer(int fd, uint32_t index);
   bool peer_connected(uint32_t index);
   void run_peer(uint32_t index);
-  void fail_peer_slot(PeerSlot &s, cl_int status);
+  // Completes the slot's user event with `status` and releases the slot.
+  void finish_peer_slot(PeerSlot &s, cl_int status);
+  void write_peer_slot(PeerSlot &s);
+  // The session's private in-order queue on q's device, made on first use
+  // (command reader only).
+  cl_command_queue transfer_queue(const Queue &q, cl_int &err);
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
                  size_t body_len, const void *payload, uint64_t payload_len);
   void send_push(const Pending &p, cl_int status);
@@ -335,6 +348,7 @@ private:
   std::vector<Queue *> dirty_;  // queues to flush before blocking on input
 };
 
+  std::vector<cl_command_queue> transfer_; // per device, see transfer_queue
 // Marks protocol violations in open_cmd's err (not an OpenCL error code).
 constexpr cl_int kProtocolError = 1;
 

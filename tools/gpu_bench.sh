@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU machine with NVIDIA's OpenCL (Ubuntu 24.04, no LLVM): the thin
-# build, pocld over NVIDIA on loopback, the example, the API tests and the
-# benchmark through the remote device, plus the two native probes whose
-# figures doc/benchmarks.md quotes.  One device call reproduces them.
+# build, two pocld over NVIDIA on loopback (on the first two GPUs when
+# there are two, both on GPU 0 otherwise), the example, the API and
+# multi-server tests and the benchmark through the remote devices (no-op,
+# chain, bandwidth, server-to-server migrations), matmul natively against
+# one and two remote GPUs, plus the two native probes whose figures
+# doc/benchmarks.md quotes.  One device call reproduces them.
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> tools/gpu_bench.sh [ITERATIONS]
 # Env: BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL (the vendor
 # library, default /usr/lib/libnvidia-opencl.so.1), PORT (default 21000),
@@ -24,28 +27,47 @@ cc -O2 -o "$bin/bench" "$repo/tools/bench/remote_bench.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/completion_probe" "$repo/tools/bench/completion_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/arg_info_probe" "$repo/tools/bench/arg_info_probe.c" -lOpenCL
 cc -O2 -o "$bin/vecadd" "$repo/examples/remote/vecadd.c" -lOpenCL
-for t in api_buffers api_events api_programs; do
-  cc -O2 -I"$repo/tests/remote" -I"$repo/protocol" -o "$bin/$t" \
-     "$repo/tests/remote/test_$t.c" -lOpenCL -lpthread
+cc -O2 -o "$bin/matmul" "$repo/examples/remote/matmul.c" -lOpenCL
+for t in api_buffers api_events api_programs multi_server; do
+  cc -O2 -I"$repo/tests/remote" -I"$repo/protocol" \
+     -I"$repo/lib/CL/devices/remote" -I"$BUILD_DIR/src/pocl/include" \
+     -o "$bin/$t" "$repo/tests/remote/test_$t.c" -lOpenCL -lpthread
 done
 
 echo "== native NVIDIA: completion notice and argument-info builds"
 OCL_ICD_FILENAMES=$nv "$bin/completion_probe"
 OCL_ICD_FILENAMES=$nv "$bin/arg_info_probe"
 
-OCL_ICD_FILENAMES=$nv "$thin/pocld/pocld" --port "$port" --log-level info \
-  > "$logs/pocld.log" 2>&1 &
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+second_gpu=$((gpus > 1 ? 1 : 0))
+OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=0 "$thin/pocld/pocld" --port "$port" \
+  --log-level info > "$logs/pocld.log" 2>&1 &
 pocld=$!
-trap 'kill $pocld 2>/dev/null; wait $pocld 2>/dev/null' EXIT
+OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=$second_gpu "$thin/pocld/pocld" \
+  --port $((port + 10)) --log-level info > "$logs/pocld2.log" 2>&1 &
+pocld2=$!
+trap 'kill $pocld $pocld2 2>/dev/null; wait $pocld $pocld2 2>/dev/null' EXIT
 sleep 3
 
 export POCL_BUILDING=1 POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0
-echo "== through the remote device"
+export POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 10))/0
+echo "== through the remote device ($gpus GPUs; second server on GPU $second_gpu)"
 OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so timeout 120 "$bin/vecadd"
 for t in api_buffers api_events api_programs; do
   OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so timeout 300 "$bin/$t" \
     > "$logs/$t.log" 2>&1
   tail -n1 "$logs/$t.log"
 done
-OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv BENCH_LOCAL=NVIDIA \
-  timeout 300 "$bin/bench" "$iters"
+POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
+  timeout 300 "$bin/multi_server" > "$logs/multi_server.log" 2>&1
+grep -E "multi_server: (PASS|FAIL|ping|content)" "$logs/multi_server.log"
+POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
+  BENCH_LOCAL=NVIDIA timeout 400 "$bin/bench" "$iters"
+
+n=${MATMUL_N:-4096}
+echo "== matmul ${n}x${n}: native, one remote GPU, two remote servers"
+OCL_ICD_FILENAMES=$nv timeout 300 "$bin/matmul" "$n" 1 5
+POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
+  timeout 300 "$bin/matmul" "$n" 1 5
+POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
+  timeout 300 "$bin/matmul" "$n" 2 5
