@@ -111,6 +111,16 @@ if(ENABLE_HOST_CPU_DEVICES)
     set_tests_properties(remote/multi_server_${mode} PROPERTIES LABELS "remote"
       TIMEOUT 480 FAIL_REGULAR_EXPRESSION "multi_server[_a-z]*: FAIL")
   endforeach()
+  # The same with the client and the servers on hosts of their own (network
+  # namespaces on a bridge); skipped (77) without root or ip netns.
+  add_test(NAME remote/multi_server_netns
+    COMMAND "${REMOTE_TESTS_DIR}/test_multi_server_netns.sh"
+            "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_multi_server>
+            "${CMAKE_CURRENT_BINARY_DIR}/multi_server")
+  set_tests_properties(remote/multi_server_netns PROPERTIES LABELS "remote"
+    TIMEOUT 480 SKIP_RETURN_CODE 77
+    FAIL_REGULAR_EXPRESSION "multi_server[_a-z]*: FAIL")
 endif()
 
 include(runaway_kernel.cmake)
