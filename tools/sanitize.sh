@@ -49,9 +49,15 @@ else
   export TSAN_OPTIONS="log_path=$work/reports/tsan:suppressions=$supp/tsan.supp:second_deadlock_stack=1:print_suppressions=0"
 fi
 [[ -e $runtime ]] || { echo "sanitize.sh: no $runtime (gcc's sanitizer runtime)" >&2; exit 1; }
+preload=$runtime
+if [[ $mode == tsan ]]; then
+  # libtsan must be initialised before the client's first call (see the file).
+  gcc -shared -fPIC -O1 -o "$work/tsan_init.so" "$supp/tsan_init.c"
+  preload="$runtime:$work/tsan_init.so"
+fi
 export POCLD_FIXTURE_BINARY=$sdir/pocld/pocld
 export RUN_REMOTE_VENDORS=$sdir/ocl-vendors
-export RUN_REMOTE_PRELOAD=$runtime
+export RUN_REMOTE_PRELOAD=$preload
 
 echo "sanitize.sh: $mode: remote tests with $POCLD_FIXTURE_BINARY and $RUN_REMOTE_VENDORS"
 rc=0

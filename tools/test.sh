@@ -3,9 +3,9 @@
 # upstream PoCL's suite on pthread plus ours (label "remote": pocld fixture, example,
 # upstream suite through the remote driver). Exits non-zero if anything fails.
 # Extra arguments go to ctest, e.g. tools/test.sh -L remote
-# Then the remote tests again under ASan+UBSan (tools/sanitize.sh asan, a thin sanitized
-# build; TSan joins once the client driver's races in doc/security.md are fixed).
-# SKIP_SANITIZERS=1 skips it locally; with CI=true it always runs.
+# Then the remote tests again under ASan+UBSan and under TSan (tools/sanitize.sh asan
+# and tsan, thin sanitized builds). SKIP_SANITIZERS=1 skips them locally; with CI=true
+# they always run.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,5 +33,6 @@ if [[ ${SKIP_SANITIZERS:-0} == 1 && ${CI:-} != true ]]; then
   echo "test.sh: sanitizer runs skipped (SKIP_SANITIZERS=1)"
 else
   "$repo/tools/sanitize.sh" asan
+  "$repo/tools/sanitize.sh" tsan
 fi
 echo "test.sh: all tests passed"

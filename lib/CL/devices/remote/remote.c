@@ -473,7 +473,8 @@ pocl_remote_mark_unavailable (remote_server *s)
     {
       remote_device_data *d = (remote_device_data *)remote_devices[i]->data;
       if (d->server == s)
-        remote_devices[i]->available = CL_FALSE;
+        __atomic_store_n (&remote_devices[i]->available, CL_FALSE,
+                          __ATOMIC_RELEASE);
     }
 }
 
@@ -551,7 +552,7 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
   const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY
                               | CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY
                               | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-  if (d->server->dead)
+  if (pocl_remote_dead (d->server))
     return CL_MEM_OBJECT_ALLOCATION_FAILURE;
 
   /* Asynchronous: the caller holds the cl_mem's lock, which a completion

@@ -37,8 +37,9 @@ typedef struct remote_server
   /* where the other servers reach this one: #peer_address, or host:P+2 */
   char *peer_host;
   uint16_t peer_port;
-  /* bit i: a peer link to server i is up (set under the servers lock) */
-  volatile uint64_t peers;
+  /* bit i: a peer link to server i is up; set under the servers lock, read
+     lock-free on the command path, hence atomic */
+  uint64_t peers;
   /* bytes this client sent and received on the server's sockets, and bytes
      the server reported receiving from peers for migrations */
   uint64_t bytes_sent, bytes_received, peer_bytes;
@@ -61,10 +62,9 @@ typedef struct remote_server
   uint64_t next_request_id;
   remote_event *events[REMOTE_EVENT_BUCKETS];
 
-  pthread_t cmd_reader;
-  pthread_t data_reader;
-  /* set once either socket fails; then every waiter gets an error */
-  volatile int dead;
+  /* set once either socket fails; then every waiter gets an error.  Read
+     lock-free on the command path: only through pocl_remote_dead.  */
+  int dead;
 
   struct remote_server *next;
 } remote_server;
@@ -91,8 +91,8 @@ struct remote_event
   remote_event *hash_next;
   pthread_cond_t cond; /* clWaitForEvents waiters */
   /* set after the command went out: later commands may then name it as a
-     SAME_SERVER dependency */
-  volatile int sent;
+     SAME_SERVER dependency (atomic: read by other threads' submits) */
+  int sent;
   /* dependencies sent as FOREIGN: their completion must be forwarded; past
      REMOTE_FOREIGN_IDS every completion is */
   unsigned num_foreign;
@@ -147,7 +147,13 @@ cl_int pocl_remote_peer_link (remote_server *a, remote_server *b);
 static inline int
 pocl_remote_linked (const remote_server *a, const remote_server *b)
 {
-  return b->index < 64 && ((a->peers >> b->index) & 1);
+  return b->index < 64
+         && ((__atomic_load_n (&a->peers, __ATOMIC_ACQUIRE) >> b->index) & 1);
+}
+static inline int
+pocl_remote_dead (const remote_server *s)
+{
+  return __atomic_load_n (&s->dead, __ATOMIC_ACQUIRE);
 }
 
 /* remote_commands.c: 0, -1 (connection lost) or -2 (not supported) */

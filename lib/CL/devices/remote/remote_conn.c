@@ -168,7 +168,7 @@ pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
 
   pthread_mutex_t *lock = data_socket ? &s->data_send_lock : &s->cmd_send_lock;
   int fd = data_socket ? s->data_fd : s->cmd_fd;
-  if (s->dead)
+  if (pocl_remote_dead (s))
     return -1;
   pthread_mutex_lock (lock);
   int r = send_iov (fd, iov, n);
@@ -190,7 +190,7 @@ pocl_remote_request (remote_server *s, uint32_t type, const void *body,
   req.type = type;
 
   pthread_mutex_lock (&s->table_lock);
-  if (s->dead)
+  if (pocl_remote_dead (s))
     {
       pthread_mutex_unlock (&s->table_lock);
       return CL_DEVICE_NOT_AVAILABLE;
@@ -211,7 +211,7 @@ pocl_remote_request (remote_server *s, uint32_t type, const void *body,
   deadline.tv_sec += timeout_s;
 
   pthread_mutex_lock (&s->table_lock);
-  while (!req.done && !s->dead && !send_failed)
+  while (!req.done && !pocl_remote_dead (s) && !send_failed)
     if (pthread_cond_timedwait (&s->reply_cond, &s->table_lock, &deadline)
         == ETIMEDOUT)
       break;
@@ -504,8 +504,7 @@ void
 pocl_remote_server_lost (remote_server *s)
 {
   pthread_mutex_lock (&s->table_lock);
-  int was_dead = s->dead;
-  s->dead = 1;
+  int was_dead = __atomic_exchange_n (&s->dead, 1, __ATOMIC_ACQ_REL);
   remote_request *req = s->requests, *next;
   s->requests = NULL;
   for (; req; req = next)
@@ -696,8 +695,15 @@ server_connect (remote_server *s)
         return CL_OUT_OF_HOST_MEMORY;
       arg->server = s;
       arg->data_socket = i;
-      if (pthread_create (i ? &s->data_reader : &s->cmd_reader, NULL,
-                          reader_thread, arg))
+      /* Detached: a reader ends on its own when the connection does, and
+         nobody waits for it (the application may exit at any time).  */
+      pthread_attr_t attr;
+      pthread_attr_init (&attr);
+      pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+      pthread_t t;
+      int r = pthread_create (&t, &attr, reader_thread, arg);
+      pthread_attr_destroy (&attr);
+      if (r)
         {
           free (arg);
           return CL_OUT_OF_HOST_MEMORY;
@@ -723,7 +729,7 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
   if (s)
     {
       pthread_mutex_unlock (&servers_lock);
-      *err = s->dead ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
+      *err = pocl_remote_dead (s) ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
       return s;
     }
 
@@ -750,7 +756,7 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
   if (*err != CL_SUCCESS)
     {
       POCL_MSG_ERR ("remote: cannot connect to pocld at %s:%u\n", host, port);
-      s->dead = 1;
+      __atomic_store_n (&s->dead, 1, __ATOMIC_RELEASE);
     }
   s->next = servers;
   servers = s;
@@ -768,7 +774,7 @@ pocl_remote_peer_link (remote_server *a, remote_server *b)
     return CL_SUCCESS;
   if (a->index >= POCL_REMOTE_MAX_PEERS || b->index >= POCL_REMOTE_MAX_PEERS)
     return CL_OUT_OF_RESOURCES;
-  if (a->dead || b->dead)
+  if (pocl_remote_dead (a) || pocl_remote_dead (b))
     return CL_DEVICE_NOT_AVAILABLE;
   pocl_remote_connect_peer c;
   memset (&c, 0, sizeof (c));
@@ -788,8 +794,8 @@ pocl_remote_peer_link (remote_server *a, remote_server *b)
       return err;
     }
   pthread_mutex_lock (&servers_lock);
-  a->peers |= (uint64_t)1 << b->index;
-  b->peers |= (uint64_t)1 << a->index;
+  __atomic_fetch_or (&a->peers, (uint64_t)1 << b->index, __ATOMIC_RELEASE);
+  __atomic_fetch_or (&b->peers, (uint64_t)1 << a->index, __ATOMIC_RELEASE);
   pthread_mutex_unlock (&servers_lock);
   POCL_MSG_PRINT_INFO ("remote: %s:%u and %s:%u are peers\n", a->host,
                        a->port, b->host, b->port);

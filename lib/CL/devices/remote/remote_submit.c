@@ -170,7 +170,7 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
       return;
     }
   pocl_remote_event_insert (s, re);
-  r = (s->dead || ws->dead) ? -1
+  r = (pocl_remote_dead (s) || pocl_remote_dead (ws)) ? -1
                             : pocl_remote_send_command (s, node, re, &c, &waits);
   __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
   POCL_UNLOCK_OBJ (e);
@@ -245,7 +245,8 @@ pocl_remote_complete_deferred (void)
       pthread_mutex_lock (&deferred_lock);
       remote_event *re = deferred_list;
       if (re)
-        deferred_list = re->deferred_next;
+        __atomic_store_n (&deferred_list, re->deferred_next,
+                          __ATOMIC_RELEASE);
       pthread_mutex_unlock (&deferred_lock);
       if (re == NULL)
         return;
@@ -272,7 +273,9 @@ send_held (remote_event *re, cl_event e)
                 : 0;
   struct iovec waits = { NULL, 0 };
   pocl_remote_event_insert (s, re);
-  int r = s->dead ? -1 : pocl_remote_send_command (s, node, re, &c, &waits);
+  int r = pocl_remote_dead (s)
+              ? -1
+              : pocl_remote_send_command (s, node, re, &c, &waits);
   __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
   if (r == 0 || pocl_remote_event_take (s, re->id) != re)
     return;
@@ -305,7 +308,8 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
       pthread_mutex_unlock (&deferred_lock);
       return;
     }
-  if (re == NULL || !re->sent || re->num_foreign == 0)
+  if (re == NULL || !__atomic_load_n (&re->sent, __ATOMIC_ACQUIRE)
+      || re->num_foreign == 0)
     return;
   for (i = 0; i < re->num_foreign && i < REMOTE_FOREIGN_IDS; ++i)
     if (re->foreign[i] == finished->id)
@@ -332,13 +336,16 @@ pocl_remote_flush (cl_device_id device, cl_command_queue cq)
 static uint64_t
 spin_ns (void)
 {
-  static int64_t ns = -1;
+  /* computed once; threads racing on the first call compute the same */
+  static int64_t cached = -1;
+  int64_t ns = __atomic_load_n (&cached, __ATOMIC_RELAXED);
   if (ns < 0)
     {
       long cpus = sysconf (_SC_NPROCESSORS_ONLN);
       ns = 1000
            * (int64_t)pocl_get_int_option ("POCL_REMOTE_SPIN_US",
                                            cpus > 2 ? REMOTE_SPIN_US : 0);
+      __atomic_store_n (&cached, ns, __ATOMIC_RELAXED);
     }
   return (uint64_t)ns;
 }
