@@ -25,6 +25,36 @@ bool volume(const uint64_t r[3], uint64_t unit, uint64_t &out)
          mul_ok(out, unit, out);
 }
 
+// A rectangle of a buffer lies inside it (pitches 0: packed, as in OpenCL).
+// Checked before staging memory is sized by the client's region.
+bool rect_in_bounds(const Mem &m, const uint64_t o[3], const uint64_t r[3],
+                    uint64_t row, uint64_t slice)
+{
+  if (r[0] == 0 || r[1] == 0 || r[2] == 0)
+    return false;
+  if (row == 0)
+    row = r[0];
+  if (slice == 0 && !mul_ok(row, r[1], slice))
+    return false;
+  uint64_t a, b, c, first, d, e, last;
+  return mul_ok(o[2], slice, a) && mul_ok(o[1], row, b) &&
+         add_ok(a, b, c) && add_ok(c, o[0], first) &&
+         mul_ok(r[2] - 1, slice, d) && mul_ok(r[1] - 1, row, e) &&
+         add_ok(first, d, last) && add_ok(last, e, last) &&
+         add_ok(last, r[0], last) && last <= m.size;
+}
+
+// An image region lies inside the image.
+bool image_in_bounds(const Mem &m, const uint64_t o[3], const uint64_t r[3])
+{
+  for (int i = 0; i < 3; ++i) {
+    uint64_t end;
+    if (!add_ok(o[i], r[i], end) || end > m.extent[i])
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
@@ -308,6 +338,13 @@ bool Session::mem_command(const Decoded &d)
     if (type == POCL_RMSG_READ &&
         !in_bounds(*src, c.src_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);
+    if (type == POCL_RMSG_READ_RECT &&
+        !rect_in_bounds(*src, c.src_origin, c.region, c.src_row_pitch,
+                        c.src_slice_pitch))
+      return fail(CL_INVALID_VALUE);
+    if (type == POCL_RMSG_READ_IMAGE &&
+        !image_in_bounds(*src, c.src_origin, c.region))
+      return fail(CL_INVALID_VALUE);
     // With a content size, the size buffer's value (read first) and the
     // offset follow the data: the completion sends only what is meaningful.
     Mem *size = nullptr;
@@ -359,6 +396,13 @@ bool Session::mem_command(const Decoded &d)
       return false;
     if (type == POCL_RMSG_WRITE &&
         !in_bounds(*dst, c.dst_origin[0], c.region[0]))
+      return fail(CL_INVALID_VALUE);
+    if (type == POCL_RMSG_WRITE_RECT &&
+        !rect_in_bounds(*dst, c.dst_origin, c.region, c.dst_row_pitch,
+                        c.dst_slice_pitch))
+      return fail(CL_INVALID_VALUE);
+    if (type == POCL_RMSG_WRITE_IMAGE &&
+        !image_in_bounds(*dst, c.dst_origin, c.region))
       return fail(CL_INVALID_VALUE);
     return run_write(
         id, c.cmd, d.waits, *q, data, c.data_size,

@@ -262,6 +262,18 @@ bool check_data_header(const pocl_remote_hdr &h, DecodeError &e)
   return true;
 }
 
+bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
+{
+  if ((h.type != POCL_RMSG_PEER_NOTIFY && h.type != POCL_RMSG_PEER_DATA) ||
+      h.body_size != pocl_remote_body_size(h.type))
+    return e.fail("peer connection: message type %u body %u refused", h.type,
+                  h.body_size);
+  if (h.type == POCL_RMSG_PEER_NOTIFY && h.payload_size != 0)
+    return e.fail("PEER_NOTIFY with a %llu-byte payload",
+                  (unsigned long long)h.payload_size);
+  return true;
+}
+
 bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
             const uint8_t *payload, Decoded &d, DecodeError &e)
 {

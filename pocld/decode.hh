@@ -32,6 +32,10 @@ bool check_command_header(const pocl_remote_hdr &h, DecodeError &e);
 // A data-socket header: DATA, no body.  Its payload size is checked against
 // the WRITE* it belongs to.
 bool check_data_header(const pocl_remote_hdr &h, DecodeError &e);
+// A peer-connection header: PEER_NOTIFY (no payload) or PEER_DATA, with
+// their body sizes.  PEER_DATA's payload size is checked against the
+// MIGRATE_IN it belongs to.
+bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e);
 
 // A command's wait list; every entry's origin is known.
 struct WaitList {

@@ -8,6 +8,8 @@
 
 namespace pocld {
 
+uint32_t max_pending_commands = 65536;
+
 namespace {
 
 // The command whose callback launch() is registering on this thread: a
@@ -48,6 +50,12 @@ void Session::release_waits()
 cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
 {
   std::lock_guard<std::mutex> lock(foreign_mu_);
+  if (foreign_.size() - foreign_known_.size() >= kMaxForeignPending &&
+      foreign_.count(id) == 0) {
+    LOG_ERR(sid_, "commands wait on %zu unreported foreign events",
+            foreign_.size() - foreign_known_.size());
+    return kProtocolError;
+  }
   Foreign &f = foreign_[id];
   if (f.known)
     return f.status == CL_COMPLETE
@@ -116,6 +124,15 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
         clRetainEvent(ue);
         waits_.push_back(ue);
       }
+    }
+    if (err == CL_SUCCESS && events_.size() >= max_pending_commands) {
+      err = CL_OUT_OF_RESOURCES;
+      if (!pending_limit_logged_)
+        LOG_WARN(sid_,
+                 "%zu commands pending (--max-pending): failing more with "
+                 "CL_OUT_OF_RESOURCES",
+                 events_.size());
+      pending_limit_logged_ = true;
     }
     if (err == CL_SUCCESS) {
       std::pair<EventTable::iterator, bool> r;
@@ -454,6 +471,12 @@ void Session::foreign_done(uint64_t id, cl_int status)
     }
     f.known = true;
     f.status = status;
+    // Bounded: the oldest known entries go (they have no user events).
+    foreign_known_.push_back(id);
+    while (foreign_known_.size() > kForeignKnownKept) {
+      foreign_.erase(foreign_known_.front());
+      foreign_known_.pop_front();
+    }
     for (auto &ue : f.ues) {
       clSetUserEventStatus(ue.second, status);
       clReleaseEvent(ue.second);

@@ -1,6 +1,7 @@
 // main.cc - pocld, the PoCL-R server daemon: command line, signals, startup.
 #include "log.hh"
 #include "server.hh"
+#include "session.hh"
 
 #include <csignal>
 #include <cstdio>
@@ -13,6 +14,7 @@ namespace {
 
 constexpr long kDefaultSessions = 64;
 constexpr long kSessionsCap = 4096;
+constexpr long kPendingCap = 1L << 24;
 
 volatile sig_atomic_t g_stop = 0;
 
@@ -24,7 +26,7 @@ void usage(FILE *out)
 {
   fprintf(out,
           "usage: pocld [--address A] [--port P] [--peer-port Q] "
-          "[--max-sessions N] [--log-level L]\n"
+          "[--max-sessions N] [--max-pending C] [--log-level L]\n"
           "Serves this host's OpenCL devices to PoCL-R clients, each "
           "session in a\nprocess of its own.\n"
           "  --address A       address to listen on, IPv4 or IPv6 "
@@ -35,9 +37,14 @@ void usage(FILE *out)
           "(default P + 2)\n"
           "  --max-sessions N  sessions at once, 1 to %ld; more are "
           "refused (default %ld)\n"
+          "  --max-pending C   commands one session may have in flight, 1 "
+          "to %ld;\n"
+          "                    more fail with CL_OUT_OF_RESOURCES (default "
+          "%u)\n"
           "  --log-level L     error, warn, info or debug (default info)\n"
           "  --help            this text\n",
-          POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions);
+          POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions,
+          kPendingCap, pocld::max_pending_commands);
 }
 
 bool parse_level(const char *s, pocld::Level &out)
@@ -78,6 +85,14 @@ int main(int argc, char **argv)
       peer_port = strtol(val, &end, 10);
     else if (opt == "--max-sessions")
       max_sessions = strtol(val, &end, 10);
+    else if (opt == "--max-pending") {
+      long n = strtol(val, &end, 10);
+      if (*end != '\0' || n < 1 || n > kPendingCap) {
+        fprintf(stderr, "pocld: bad pending-command limit '%s'\n", val);
+        return 2;
+      }
+      pocld::max_pending_commands = static_cast<uint32_t>(n);
+    }
     else if (opt == "--log-level") {
       if (!parse_level(val, pocld::log_level)) {
         fprintf(stderr, "pocld: unknown log level '%s'\n", val);

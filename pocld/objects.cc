@@ -221,6 +221,18 @@ bool Session::create_image(const Msg &m)
       mems_.emplace(c.mem_id,
                     Mem{mem, nullptr, uint32_t(pixel), 0, next_serial_++, {}});
   }
+  if (err == CL_SUCCESS) {
+    // The image exists, so its type and sizes are valid.
+    const bool arr1 = c.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    const bool arr2 = c.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    const bool two = arr2 || c.image_type == CL_MEM_OBJECT_IMAGE2D ||
+                     c.image_type == CL_MEM_OBJECT_IMAGE3D;
+    uint64_t *x = mems_.at(c.mem_id).extent;
+    x[0] = c.width;
+    x[1] = arr1 ? c.array_size : two ? c.height : 1;
+    x[2] = arr2 ? c.array_size
+                : c.image_type == CL_MEM_OBJECT_IMAGE3D ? c.depth : 1;
+  }
   reply(m.hdr.id, err);
   return true;
 }

@@ -253,8 +253,12 @@ void Session::run_peer(uint32_t index)
     pocl_remote_hdr h;
     if (!recv_exact(fd, &h, sizeof h))
       break;
-    if (h.type == POCL_RMSG_PEER_NOTIFY && h.body_size == 16 &&
-        h.payload_size == 0) {
+    DecodeError e;
+    if (!check_peer_header(h, e)) {
+      LOG_ERR(sid_, "peer %u: %s", index, e.why);
+      break;
+    }
+    if (h.type == POCL_RMSG_PEER_NOTIFY) {
       pocl_remote_notify n;
       if (!recv_exact(fd, &n, sizeof n))
         break;
@@ -264,12 +268,6 @@ void Session::run_peer(uint32_t index)
       }
       foreign_done(n.event_id, n.status);
       continue;
-    }
-    if (h.type != POCL_RMSG_PEER_DATA ||
-        h.body_size != sizeof(pocl_remote_peer_data)) {
-      LOG_ERR(sid_, "peer %u: message type %u body %u refused", index, h.type,
-              h.body_size);
-      break;
     }
     pocl_remote_peer_data pd;
     if (!recv_exact(fd, &pd, sizeof pd))

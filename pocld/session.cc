@@ -340,6 +340,7 @@ void Session::teardown()
         clReleaseEvent(ue.second);
       }
     foreign_.clear();
+    foreign_known_.clear();
   }
   sweep_failed();
   for (auto &q : queues_)

@@ -18,6 +18,20 @@
 
 namespace pocld {
 
+// Commands one session may have sent and not yet seen completed; more fail
+// with CL_OUT_OF_RESOURCES (no backpressure: the commands may wait on a
+// NOTIFY_EVENT behind them on the socket).  --max-pending; set by main
+// before any session process is forked.
+extern uint32_t max_pending_commands;
+// Foreign events reported complete (NOTIFY_EVENT, PEER_NOTIFY) whose status
+// is kept for commands still to come that wait on them; older ones are
+// forgotten.  A report comes after the command it is for, or races with it
+// by a round trip at most, so this many is plenty for any real client.
+constexpr size_t kForeignKnownKept = 65536;
+// Foreign events that commands wait on and that nobody reported yet: past
+// this the session is closed as hostile.
+constexpr size_t kMaxForeignPending = 65536;
+
 // Host copy of a command's data (read results, write sources).  The native
 // command holds one reference; a write whose bytes come on the data socket
 // holds a second one for the data reader, since a failed dependency can
@@ -48,6 +62,9 @@ struct Mem {
   uint64_t size;       // CL_MEM_SIZE of buf; 0 for other images
   uint64_t serial;     // never reused: kernel argument caches compare it
   std::vector<std::pair<uint64_t, cl_mem>> subs; // sub-buffers by offset
+  // Images: pixels along each axis of a transfer's region (array images:
+  // the array is the last axis).  Transfers are checked against it.
+  uint64_t extent[3] = {0, 0, 0};
 };
 
 struct Program {
@@ -306,6 +323,7 @@ private:
   std::vector<Pending *> finishing_;         // FINISH markers in flight
   std::vector<cl_event> failed_;             // see Session::complete
   std::unordered_map<uint64_t, cl_int> failed_ids_; // retired with errors
+  bool pending_limit_logged_ = false;
   // Gated commands in flight per queue id (Pending::gated).
   std::unordered_map<uint64_t, uint32_t> gated_by_queue_;
   std::atomic<uint64_t> inflight_{0};        // callbacks still to run
@@ -322,6 +340,8 @@ private:
   // Foreign events: the command reader and the peer readers.
   std::mutex foreign_mu_;
   std::unordered_map<uint64_t, Foreign> foreign_;
+  // Ids of the known entries of foreign_, oldest first (kForeignKnownKept).
+  std::deque<uint64_t> foreign_known_;
   // sweep_failed() runs on peer readers too; it must not overlap with the
   // command reader's callback registrations (see sweep_failed).
   std::mutex sweep_mu_;

@@ -64,6 +64,8 @@ const char *type_name(uint32_t t)
     N(COPY_RECT); N(FILL); N(READ_IMAGE); N(WRITE_IMAGE); N(COPY_IMAGE);
     N(FILL_IMAGE); N(COPY_IMAGE_TO_BUFFER); N(COPY_BUFFER_TO_IMAGE);
     N(MARKER); N(DATA); N(REPLY); N(COMPLETION); N(OUTPUT);
+    N(CONNECT_PEER); N(SUBSCRIBE); N(PUSH); N(MIGRATE_IN); N(PEER_NOTIFY);
+    N(PEER_DATA);
 #undef N
   default:
     return nullptr;

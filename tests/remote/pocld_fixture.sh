@@ -11,6 +11,7 @@
 #      POCLD_LOG_LEVEL (default info), POCLD_SERVED_DEVICES (the server's POCL_DEVICES,
 #      default pthread), POCLD_FIXTURE_BINARY (run this pocld instead of
 #      POCLD_BINARY: tools/sanitize.sh's sanitized one, still serving BUILD_DIR's device).
+#      POCLD_EXTRA_ARGS: more pocld options, split on spaces (e.g. "--max-pending 64").
 set -euo pipefail
 
 usage() { sed -n '2,3p' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -115,7 +116,7 @@ cmd_start() {
     # env execs pocld, so $! is pocld's pid.
     env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
       POCL_DEVICES="${POCLD_SERVED_DEVICES:-pthread}" \
-      "$pocld" --address 127.0.0.1 --port "$port" --log-level "$level" \
+      "$pocld" --address 127.0.0.1 --port "$port" --log-level "$level" ${POCLD_EXTRA_ARGS:-} \
       </dev/null >"$logf" 2>&1 &
     pid=$!
     for ((i = 0; i < bound * 10; i++)); do

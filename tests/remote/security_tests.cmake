@@ -64,3 +64,25 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
       FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_cut_${cut}: FAIL")
   endforeach()
 endif()
+
+# Per-session limits of pocld (doc/security.md), over raw sockets, with a pocld of its
+# own started with --max-pending 64.
+add_executable(remote_test_hostile_limits test_hostile_limits.c)
+target_compile_definitions(remote_test_hostile_limits PRIVATE
+  CL_TARGET_OPENCL_VERSION=${OPENCL_HEADER_VERSION}
+  CL_USE_DEPRECATED_OPENCL_1_2_APIS)
+if(NOT HAVE_OPENCL_H)
+  target_include_directories(remote_test_hostile_limits PRIVATE "${CMAKE_SOURCE_DIR}/include")
+endif()
+target_include_directories(remote_test_hostile_limits PRIVATE
+  "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol")
+target_link_libraries(remote_test_hostile_limits ${OPENCL_LIBS})
+if(ENABLE_HOST_CPU_DEVICES)
+  add_test(NAME remote/hostile_limits
+    COMMAND "${REMOTE_TESTS_DIR}/test_hostile_limits.sh" "${FIXTURE}"
+            "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_hostile_limits>
+            "${CMAKE_CURRENT_BINARY_DIR}/hostile_limits")
+  set_tests_properties(remote/hostile_limits PROPERTIES LABELS "remote"
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "hostile_limits: FAIL")
+endif()

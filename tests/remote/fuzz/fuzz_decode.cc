@@ -46,7 +46,8 @@ void check_views(const Decoded &d, const uint8_t *payload, uint64_t len)
         payload, end);
   for (uint32_t i = 0; i < d.waits.count; ++i)
     if (d.waits[i].origin != POCL_REMOTE_WAIT_SAME_SERVER &&
-        d.waits[i].origin != POCL_REMOTE_WAIT_FOREIGN)
+        d.waits[i].origin != POCL_REMOTE_WAIT_FOREIGN &&
+        d.waits[i].origin != POCL_REMOTE_WAIT_PEER)
       __builtin_trap();
   for (const ArgView &a : d.args)
     if (a.kind == POCL_REMOTE_ARG_SCALAR)
@@ -80,6 +81,11 @@ void one_message(const pocl_remote_hdr &h, const uint8_t *rest, size_t left,
     bool answer;
     hello_problem(m, POCL_REMOTE_ROLE_COMMAND, &answer);
     hello_problem(m, POCL_REMOTE_ROLE_DATA, &answer);
+    hello_problem(m, POCL_REMOTE_ROLE_PEER, &answer);
+    return;
+  }
+  if (h.type == POCL_RMSG_PEER_NOTIFY || h.type == POCL_RMSG_PEER_DATA) {
+    check_peer_header(h, e);
     return;
   }
   if (h.type == POCL_RMSG_DATA) {
@@ -104,17 +110,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size -= sizeof h;
     DecodeError e;
     // A HELLO is read whole by the listener (HelloMsg), DATA only on the
-    // data socket; everything else must pass the command socket's framing.
+    // data socket, PEER_* only on peer connections; everything else must
+    // pass the command socket's framing.
+    const bool peer =
+        h.type == POCL_RMSG_PEER_NOTIFY || h.type == POCL_RMSG_PEER_DATA;
     bool framed = h.type == POCL_RMSG_HELLO
                       ? h.body_size == sizeof(pocl_remote_hello) &&
                             h.payload_size == 0
-                      : h.type == POCL_RMSG_DATA
-                            ? check_data_header(h, e) &&
-                                  h.payload_size <= size
-                            : check_command_header(h, e);
+                  : h.type == POCL_RMSG_DATA
+                      ? check_data_header(h, e) && h.payload_size <= size
+                  : peer ? check_peer_header(h, e) && h.payload_size <= size
+                         : check_command_header(h, e);
     if (!framed) {
       if (e.why[0] == '\0' && h.type != POCL_RMSG_HELLO &&
-          h.type != POCL_RMSG_DATA)
+          h.type != POCL_RMSG_DATA && !(peer && check_peer_header(h, e)))
         __builtin_trap();
       return 0; // pocld closes the connection here
     }
@@ -159,6 +168,8 @@ struct Writer {
     static Decoded d;
     bool ok = type == POCL_RMSG_HELLO || type == POCL_RMSG_DATA
                   ? true
+              : type == POCL_RMSG_PEER_NOTIFY || type == POCL_RMSG_PEER_DATA
+                  ? check_peer_header(h, e)
                   : check_command_header(h, e) &&
                         decode(h, out.data() + sizeof h,
                                out.data() + sizeof h + body_size, d, e);
@@ -219,6 +230,10 @@ void dump(const char *dir)
   dhello.role = POCL_REMOTE_ROLE_DATA;
   dhello.session_id[0] = 0xab;
   w.msg("hello_data", POCL_RMSG_HELLO, 0, &dhello, sizeof dhello, {});
+  pocl_remote_hello phello = dhello;
+  phello.role = POCL_REMOTE_ROLE_PEER;
+  phello.peer_index = 1;
+  w.msg("hello_peer", POCL_RMSG_HELLO, 0, &phello, sizeof phello, {});
 
   pocl_remote_device_info di{0, 0};
   w.msg("device_info", POCL_RMSG_DEVICE_INFO, 1, &di, sizeof di, {});
@@ -274,6 +289,27 @@ void dump(const char *dir)
   w.msg("finish", POCL_RMSG_FINISH, 11, &rel, sizeof rel, {});
   pocl_remote_notify nt{102, 0, 0};
   w.msg("notify_event", POCL_RMSG_NOTIFY_EVENT, 0, &nt, sizeof nt, {});
+  pocl_remote_subscribe sub{101, 1, 0};
+  w.msg("subscribe", POCL_RMSG_SUBSCRIBE, 0, &sub, sizeof sub, {});
+  const std::string host = "127.0.0.1";
+  pocl_remote_connect_peer cp{0, 1, 11000, uint32_t(host.size()), {0xab}};
+  w.msg("connect_peer", POCL_RMSG_CONNECT_PEER, 12, &cp, sizeof cp,
+        std::vector<uint8_t>(host.begin(), host.end()));
+  pocl_remote_migrate mg{};
+  mg.cmd = pocl_remote_cmd{1, 2, 0};
+  mg.src_id = 0x100;
+  mg.dst_id = 0x200;
+  mg.src_size_id = 0x400;
+  mg.dst_size_id = 0x500;
+  mg.size = 4096;
+  mg.peer = 1;
+  w.msg("push", POCL_RMSG_PUSH, 400, &mg, sizeof mg, waits_payload());
+  w.msg("migrate_in", POCL_RMSG_MIGRATE_IN, 400, &mg, sizeof mg,
+        waits_payload());
+  w.msg("peer_notify", POCL_RMSG_PEER_NOTIFY, 0, &nt, sizeof nt, {});
+  pocl_remote_peer_data pd{0, POCL_REMOTE_PEER_DATA_HAS_SIZE, 16};
+  w.msg("peer_data", POCL_RMSG_PEER_DATA, 400, &pd, sizeof pd,
+        std::vector<uint8_t>(16, 0x5a));
 
   // NDRANGE with one argument of every kind.
   pocl_remote_ndrange nd{};

@@ -1,0 +1,340 @@
+/* test_hostile_limits.c - pocld's limits on what one client may make its
+   session hold (doc/security.md), over raw sockets (raw_client.c).
+
+   Usage: test_hostile_limits PORT POCLD_PID POCLD_LOG, against a pocld of its
+   own started with --max-pending 64 (test_hostile_limits.sh).  In order:
+
+   1. Pending commands: 64 markers wait on a foreign event nobody reported;
+      the 65th command completes with CL_OUT_OF_RESOURCES; once the event is
+      reported the 64 complete, and the next command runs again.
+   2. READ_RECT whose region lies outside the 4 KiB buffer (by one byte, and
+      by 2^40 bytes of staging the client asks for) completes with
+      CL_INVALID_VALUE, never CL_OUT_OF_HOST_MEMORY (staging was sized
+      before the check); an in-bounds one returns its bytes.
+   3. The same for READ_IMAGE on a 16x16 image.
+   4. 1,000,000 NOTIFY_EVENTs for distinct events: the session process grows
+      by less than 40 MB (unbounded, one table entry each, it grew by about
+      100 MB) and still answers.
+   5. Commands waiting on more than 65536 unreported foreign events: the
+      session is closed, with a log line.
+   6. A new session is served as before.
+
+   PASS only when all hold.  */
+
+#define TEST_NAME "hostile_limits"
+#include "remote_test_util.c"
+
+#include "raw_client.c"
+
+#include <dirent.h>
+
+static pid_t pocld_pid;
+static const char *pocld_log;
+
+/* VmRSS in KiB of pocld's only child: the one session process.  */
+static long
+session_rss_kb (void)
+{
+  DIR *d = opendir ("/proc");
+  struct dirent *e;
+  long rss = -1;
+  int found = 0;
+  while (d && (e = readdir (d)))
+    {
+      char path[300], line[256];
+      snprintf (path, sizeof (path), "/proc/%s/status", e->d_name);
+      FILE *f = fopen (path, "r");
+      if (f == NULL)
+        continue;
+      long ppid = -1, kb = -1;
+      while (fgets (line, sizeof (line), f))
+        {
+          sscanf (line, "PPid: %ld", &ppid);
+          sscanf (line, "VmRSS: %ld", &kb);
+        }
+      fclose (f);
+      if (ppid == pocld_pid && kb >= 0)
+        {
+          rss = kb;
+          ++found;
+        }
+    }
+  if (d)
+    closedir (d);
+  if (found != 1)
+    fail ("expected one session process under pocld %d, found %d",
+          (int)pocld_pid, found);
+  return rss;
+}
+
+/* Reads until the COMPLETION of `id`; other completions are counted in
+   *others (if not NULL, each must be CL_COMPLETE).  */
+static int32_t
+await_completion (raw_session *s, uint64_t id, int *others)
+{
+  for (;;)
+    {
+      raw_msg m;
+      int r = raw_recv (s->cmd, &m, 20000);
+      if (r)
+        fail ("waiting for the completion of %llu: %s",
+              (unsigned long long)id,
+              r == IO_TIMEOUT ? "timeout (20 s)" : "connection closed");
+      free (m.payload);
+      if (m.h.type != POCL_RMSG_COMPLETION)
+        continue;
+      if (m.h.id == id)
+        return m.body.completion.status;
+      if (others == NULL)
+        fail ("completion of %llu before that of %llu",
+              (unsigned long long)m.h.id, (unsigned long long)id);
+      if (m.body.completion.status != CL_COMPLETE)
+        fail ("command %llu completed with %d", (unsigned long long)m.h.id,
+              m.body.completion.status);
+      ++*others;
+    }
+}
+
+static void
+send_marker (raw_session *s, uint64_t id, const pocl_remote_wait *w,
+             uint32_t n)
+{
+  pocl_remote_cmd c = { 1, n, 0 };
+  if (raw_send (s->cmd, POCL_RMSG_MARKER, id, &c, sizeof (c), w,
+                n * sizeof (*w)))
+    fail ("sending marker %llu: connection closed", (unsigned long long)id);
+}
+
+static void
+pending_limit (raw_session *s)
+{
+  pocl_remote_wait w = { 0x7777, POCL_REMOTE_WAIT_FOREIGN, 0 };
+  for (uint64_t i = 0; i < 64; ++i)
+    send_marker (s, 5000 + i, &w, 1);
+  send_marker (s, 6000, NULL, 0);
+  int32_t st = await_completion (s, 6000, NULL);
+  if (st != CL_OUT_OF_RESOURCES)
+    fail ("the 65th pending command completed with %d (%s), expected "
+          "CL_OUT_OF_RESOURCES",
+          st, clerr (st));
+  pocl_remote_notify n = { 0x7777, CL_COMPLETE, 0 };
+  if (raw_send (s->cmd, POCL_RMSG_NOTIFY_EVENT, 0, &n, sizeof (n), NULL, 0))
+    fail ("NOTIFY_EVENT: connection closed");
+  for (int done = 0; done < 64;)
+    {
+      raw_msg m;
+      int r = raw_recv (s->cmd, &m, 20000);
+      if (r)
+        fail ("after the report, %d of 64 completed: %s", done,
+              r == IO_TIMEOUT ? "timeout (20 s)" : "connection closed");
+      free (m.payload);
+      if (m.h.type != POCL_RMSG_COMPLETION)
+        continue;
+      if (m.h.id < 5000 || m.h.id >= 5064
+          || m.body.completion.status != CL_COMPLETE)
+        fail ("after the report: completion of %llu with %d",
+              (unsigned long long)m.h.id, m.body.completion.status);
+      ++done;
+    }
+  /* A completion is sent just before its command leaves the table, so a
+     command right after the 64th may still be refused: a later one runs. */
+  for (uint64_t id = 6001;; ++id)
+    {
+      send_marker (s, id, NULL, 0);
+      st = await_completion (s, id, NULL);
+      if (st == CL_COMPLETE)
+        break;
+      if (st != CL_OUT_OF_RESOURCES || id == 6100)
+        fail ("commands after the 64 completed: %d (%s)", st, clerr (st));
+    }
+  note ("64 pending commands allowed, the 65th refused, all run once "
+       "reported");
+}
+
+static int32_t
+read_rect (raw_session *s, const uint64_t o[3], const uint64_t r[3],
+           uint64_t row, uint64_t slice, uint32_t type, uint64_t src,
+           uint64_t unit, uint64_t *got)
+{
+  pocl_remote_mem_cmd mc;
+  memset (&mc, 0, sizeof (mc));
+  mc.cmd.queue_id = 1;
+  mc.src_id = src;
+  memcpy (mc.src_origin, o, sizeof (mc.src_origin));
+  memcpy (mc.region, r, sizeof (mc.region));
+  mc.src_row_pitch = row;
+  mc.src_slice_pitch = slice;
+  mc.data_size = r[0] * r[1] * r[2] * unit;
+  int32_t st;
+  unsigned char *data = NULL;
+  if (raw_command (s, type, &mc, sizeof (mc), NULL, 0, &st, &data, got))
+    fail ("read (type %u): connection closed", type);
+  free (data);
+  return st;
+}
+
+static void
+rect_bounds (raw_session *s)
+{
+  raw_create_buffer (s, 0x100, 4096);
+  uint64_t zero[3] = { 0, 0, 0 }, one[3] = { 1, 0, 0 }, got = 0;
+  uint64_t ok[3] = { 16, 4, 2 }, edge[3] = { 64, 64, 1 };
+  uint64_t huge[3] = { 1u << 20, 1u << 10, 1u << 10 };
+  int32_t st = read_rect (s, zero, ok, 64, 256, POCL_RMSG_READ_RECT, 0x100,
+                          1, &got);
+  if (st != CL_COMPLETE || got != 128)
+    fail ("in-bounds READ_RECT: status %d, %llu bytes", st,
+          (unsigned long long)got);
+  st = read_rect (s, one, edge, 64, 0, POCL_RMSG_READ_RECT, 0x100, 1, &got);
+  if (st != CL_INVALID_VALUE)
+    fail ("READ_RECT one byte past the buffer: %d (%s), expected "
+          "CL_INVALID_VALUE",
+          st, clerr (st));
+  st = read_rect (s, zero, huge, 1u << 20, 1ull << 30, POCL_RMSG_READ_RECT,
+                  0x100, 1, &got);
+  if (st != CL_INVALID_VALUE)
+    fail ("READ_RECT of 2^40 bytes from a 4 KiB buffer: %d (%s), expected "
+          "CL_INVALID_VALUE",
+          st, clerr (st));
+
+  pocl_remote_create_image ci;
+  memset (&ci, 0, sizeof (ci));
+  ci.mem_id = 0x300;
+  ci.flags = CL_MEM_READ_WRITE;
+  ci.image_type = CL_MEM_OBJECT_IMAGE2D;
+  ci.channel_order = CL_RGBA;
+  ci.channel_type = CL_UNORM_INT8;
+  ci.width = ci.height = 16;
+  int32_t rs;
+  if (raw_request (s, POCL_RMSG_CREATE_IMAGE, &ci, sizeof (ci), NULL, 0, &rs)
+      || rs != CL_SUCCESS)
+    fail ("CREATE_IMAGE 16x16 RGBA8 refused (%d)", rs);
+  uint64_t all[3] = { 16, 16, 1 }, ihuge[3] = { 1u << 19, 1u << 19, 1 };
+  st = read_rect (s, zero, all, 0, 0, POCL_RMSG_READ_IMAGE, 0x300, 4, &got);
+  if (st != CL_COMPLETE || got != 1024)
+    fail ("whole READ_IMAGE: status %d, %llu bytes", st,
+          (unsigned long long)got);
+  uint64_t shifted[3] = { 1, 0, 0 };
+  st = read_rect (s, shifted, all, 0, 0, POCL_RMSG_READ_IMAGE, 0x300, 4,
+                  &got);
+  if (st != CL_INVALID_VALUE)
+    fail ("READ_IMAGE one pixel past the image: %d (%s)", st, clerr (st));
+  st = read_rect (s, zero, ihuge, 0, 0, POCL_RMSG_READ_IMAGE, 0x300, 4, &got);
+  if (st != CL_INVALID_VALUE)
+    fail ("READ_IMAGE of 2^40 bytes from a 16x16 image: %d (%s), expected "
+          "CL_INVALID_VALUE",
+          st, clerr (st));
+  note ("rect and image reads outside their objects refused before staging");
+}
+
+static void
+notify_flood (raw_session *s)
+{
+  const size_t per = sizeof (pocl_remote_hdr) + sizeof (pocl_remote_notify);
+  const size_t batch = 100000;
+  unsigned char *buf = xmalloc (per * batch);
+  long before = session_rss_kb ();
+  for (uint64_t k = 0; k < 10; ++k)
+    {
+      for (size_t i = 0; i < batch; ++i)
+        {
+          pocl_remote_hdr h = { POCL_RMSG_NOTIFY_EVENT,
+                                sizeof (pocl_remote_notify), 0, 0 };
+          pocl_remote_notify n = { 1000000 + k * batch + i, CL_COMPLETE, 0 };
+          memcpy (buf + i * per, &h, sizeof (h));
+          memcpy (buf + i * per + sizeof (h), &n, sizeof (n));
+        }
+      if (send_all (s->cmd, buf, per * batch))
+        fail ("NOTIFY_EVENT flood: connection closed after %llu",
+              (unsigned long long)(k * batch));
+    }
+  free (buf);
+  /* the marker completes after every NOTIFY before it was handled */
+  send_marker (s, 7000, NULL, 0);
+  int32_t st = await_completion (s, 7000, NULL);
+  if (st != CL_COMPLETE)
+    fail ("marker after the flood: %d", st);
+  long after = session_rss_kb ();
+  note ("1,000,000 NOTIFY_EVENTs: session process %ld -> %ld KiB", before,
+       after);
+  if (after - before > 40 * 1024)
+    fail ("the session grew by %ld KiB for 1,000,000 reported events",
+          after - before);
+}
+
+static void
+foreign_cap (raw_session *s)
+{
+  static pocl_remote_wait w[4096];
+  int closed = 0;
+  for (uint64_t c = 0; c < 17 && !closed; ++c)
+    {
+      for (uint32_t i = 0; i < 4096; ++i)
+        {
+          w[i].event_id = 2000000000ull + c * 4096 + i;
+          w[i].origin = POCL_REMOTE_WAIT_FOREIGN;
+          w[i].reserved = 0;
+        }
+      pocl_remote_cmd mk = { 1, 4096, 0 };
+      closed = raw_send (s->cmd, POCL_RMSG_MARKER, 8000 + c, &mk, sizeof (mk),
+                         w, sizeof (w))
+               != IO_OK;
+    }
+  for (;;)
+    {
+      raw_msg m;
+      int r = raw_recv (s->cmd, &m, 20000);
+      if (r == IO_CLOSED)
+        break;
+      if (r == IO_TIMEOUT)
+        fail ("pocld kept a session whose commands wait on 69632 unreported "
+              "foreign events");
+      free (m.payload);
+      if (m.h.type == POCL_RMSG_COMPLETION && m.h.id >= 8000)
+        fail ("a marker waiting on unreported events completed");
+    }
+  /* the log line is written before the close */
+  FILE *f = fopen (pocld_log, "r");
+  char line[512];
+  int logged = 0;
+  while (f && fgets (line, sizeof (line), f))
+    logged |= strstr (line, "unreported foreign events") != NULL;
+  if (f)
+    fclose (f);
+  if (!logged)
+    fail ("no log line for the refused session in %s", pocld_log);
+  note ("a session waiting on over 65536 unreported events was closed");
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc != 4)
+    {
+      fprintf (stderr, "usage: %s PORT POCLD_PID POCLD_LOG\n", argv[0]);
+      return 2;
+    }
+  server_port = (uint16_t)atoi (argv[1]);
+  pocld_pid = (pid_t)atoi (argv[2]);
+  pocld_log = argv[3];
+  alarm (300);
+
+  raw_session s;
+  raw_open (&s);
+  raw_create_queue (&s, 1);
+  pending_limit (&s);
+  rect_bounds (&s);
+  notify_flood (&s);
+  foreign_cap (&s);
+  raw_close (&s);
+
+  raw_session t;
+  raw_open (&t);
+  raw_create_queue (&t, 1);
+  send_marker (&t, 1, NULL, 0);
+  if (await_completion (&t, 1, NULL) != CL_COMPLETE)
+    fail ("a new session after the refused one is not served");
+  raw_close (&t);
+  printf ("%s: PASS: pocld's per-session limits hold\n", TEST_NAME);
+  return 0;
+}
