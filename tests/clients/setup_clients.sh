@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install pyopencl for the "clients" tests: a venv from PyPI and its sdist's test suite.
+#   tests/clients/setup_clients.sh BUILD_ROOT
+# Creates BUILD_ROOT/venv with requirements.txt (pinned) and unpacks the test/ directory
+# of pyopencl's sdist (same version as the wheel) into BUILD_ROOT/pyopencl-tests.
+# Idempotent: a stamp holds requirements.txt's hash; nothing is fetched when it matches.
+# Called by tools/setup.sh; the Debian packages (clblast-tests, clpeak, clinfo,
+# python3-venv) come from there. On failure it exits non-zero and leaves no stamp, so
+# clients/pyopencl skips with a message naming this script.
+set -euo pipefail
+
+if [[ $# != 1 ]]; then
+  sed -n '3,3p' "$0" | sed 's/^# //' >&2
+  exit 2
+fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mkdir -p "$1"
+root=$(cd "$1" && pwd)
+venv=$root/venv
+tests=$root/pyopencl-tests
+stamp=$root/venv.stamp
+reqs=$here/requirements.txt
+
+want=$(sha256sum <"$reqs" | cut -d' ' -f1)
+if [[ -f $stamp && "$(cat "$stamp")" == "$want" && -x $venv/bin/python && -d $tests ]]; then
+  echo "setup_clients.sh: pyopencl venv up to date ($venv)"
+  exit 0
+fi
+
+rm -f "$stamp"
+# Debian's python3 (python3-venv), not whatever python3 comes first on PATH: the same
+# interpreter on every Debian 12 machine, so the pinned cp311 wheels fit.
+py=/usr/bin/python3
+[[ -x $py ]] || py=$(command -v python3)
+echo "setup_clients.sh: creating $venv with $($py --version)"
+rm -rf "$venv"
+"$py" -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: -r "$reqs"
+
+version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pyopencl"))')
+dl=$(mktemp -d "${TMPDIR:-/tmp}/pyopencl-sdist.XXXXXX")
+trap 'rm -rf "$dl"' EXIT
+# --no-build-isolation: pip reads the sdist's metadata with the venv's scikit-build-core
+# instead of building its whole build-system (numpy, cmake, ...) from source.
+"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+  --no-binary pyopencl --no-build-isolation -d "$dl" "pyopencl==$version"
+rm -rf "$tests"
+mkdir -p "$tests"
+tar -xzf "$dl/pyopencl-$version.tar.gz" -C "$tests" --strip-components=1 \
+  "pyopencl-$version/test" "pyopencl-$version/pyproject.toml"
+echo "$want" >"$stamp"
+echo "setup_clients.sh: pyopencl $version in $venv, its tests in $tests/test"

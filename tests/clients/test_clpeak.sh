@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# clients/clpeak: Debian's clpeak runs all its tests to completion through the remote
+# device, and reports the same set of results as on the local pthread device.
+#   test_clpeak.sh RUN_REMOTE STATE_FILE BUILD_DIR WORK_DIR
+# Runs clpeak (all tests) twice at once: POCL_DEVICES=pthread locally, and through
+# RUN_REMOTE against the fixture's pocld. Checks: both exit 0, the remote run is on the
+# remote device, every result line carries a number, and both runs list the same
+# results (section and label: bandwidths, compute widths, transfer modes, latency), so
+# nothing was skipped or failed on one side only. The figures themselves are timings
+# and are not judged (doc/benchmarks.md has some). Exit 77 (skip) if clpeak is missing.
+set -euo pipefail
+
+name=clients/clpeak
+if [[ $# != 4 ]]; then
+  sed -n '3,3p' "$0" | sed 's/^# //' >&2
+  exit 2
+fi
+run_remote=$1 state=$2 build=$3 work=$4
+bin=/usr/bin/clpeak
+if [[ ! -x $bin ]]; then
+  echo "$name: SKIP: $bin not found: Debian's clpeak is not installed (tools/setup.sh)"
+  exit 77
+fi
+mkdir -p "$work"
+
+env -u POCL_REMOTE0_PARAMETERS OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
+  POCL_DEVICES=pthread "$bin" >"$work/local.log" 2>&1 &
+local_pid=$!
+"$run_remote" "$state" "$build" "$bin" >"$work/remote.log" 2>&1 &
+remote_pid=$!
+trap 'kill "$local_pid" "$remote_pid" 2>/dev/null || true' EXIT
+local_rc=0 remote_rc=0
+wait "$local_pid" || local_rc=$?
+wait "$remote_pid" || remote_rc=$?
+trap - EXIT
+
+# Result lines as "section / label<TAB>value"; a section is an indented line without a
+# colon (e.g. "Global memory bandwidth (GBPS)" or "No half precision support! Skipped").
+results() {
+  awk '/^    [^ ]/ && !/:/ { sec = $0; sub(/^ +/, "", sec); print sec "\t-"; next }
+       /^    Kernel launch latency/ { sec = "" }
+       /^    +[^ ].*:/ && sec != "" || /^    Kernel launch latency/ {
+         line = $0; sub(/^ +/, "", line)
+         key = line; sub(/ *:.*/, "", key)
+         val = line; sub(/^[^:]*: */, "", val)
+         print (sec == "" ? "" : sec " / ") key "\t" val
+       }' "$1"
+}
+results "$work/local.log" >"$work/local.kv"
+results "$work/remote.log" >"$work/remote.kv"
+
+failures=0
+fail() { echo "$name: FAIL: $*"; failures=$((failures + 1)); }
+((local_rc == 0)) || fail "local clpeak exited with $local_rc"
+((remote_rc == 0)) || fail "remote clpeak exited with $remote_rc"
+grep -q '^  Device: .*pocl-remote' "$work/remote.log" \
+  || fail "the remote run did not run on the remote device"
+grep -q 'Kernel launch latency' "$work/remote.log" \
+  || fail "the remote run did not get to its last test (kernel launch latency)"
+bad=$(awk -F'\t' '$2 != "-" && $2 !~ /^[0-9]+(\.[0-9]+)? *(us)?$/' "$work/remote.kv")
+[[ -z $bad ]] || fail "result lines without a number through remote: $(tr '\n\t' '; ' <<<"$bad")"
+if ! diff <(cut -f1 "$work/local.kv") <(cut -f1 "$work/remote.kv") >"$work/diff"; then
+  fail "the two runs list different results (< pthread, > remote): $(tr '\n' ' ' <"$work/diff")"
+fi
+n=$(awk -F'\t' '$2 != "-"' "$work/remote.kv" | wc -l)
+((n > 0)) || fail "no results through remote"
+if ((failures > 0)); then
+  for run in local remote; do echo "---- $run ----"; tail -n 30 "$work/$run.log"; done
+  exit 1
+fi
+echo "$name: PASS: all $n results of clpeak's tests reported through remote, as on pthread"
