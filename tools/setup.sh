@@ -3,6 +3,8 @@
 # Idempotent: does nothing (and needs no network) when everything is installed.
 #   tools/setup.sh          full build: LLVM/Clang 15 + upstream PoCL 3.1 source (Debian 12)
 #   tools/setup.sh --thin   thin build: remote client + pocld only, no LLVM (also Ubuntu 24.04)
+# The full build also gets the real OpenCL clients that tests/clients runs (label "clients"):
+# Debian's clblast-tests and clpeak, and pyopencl in a venv under $BUILD_DIR (PyPI).
 set -euo pipefail
 
 thin=0
@@ -22,23 +24,47 @@ if [[ $thin == 0 ]]; then
   # libclang-common-15-dev: clang-15's libFuzzer and sanitizer runtimes (remote/fuzz_decode).
   pkgs+=(pocl-source llvm-15-dev clang-15 libclang-15-dev libclang-cpp15-dev
          libclang-common-15-dev libhwloc-dev zlib1g-dev libzstd-dev)
+  client_pkgs=(clblast-tests clpeak python3-venv)
+else
+  client_pkgs=()
 fi
 
 # Only packages that are not installed yet (dpkg-query prints "install ok installed").
-missing=()
-for p in "${pkgs[@]}"; do
-  if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
-    missing+=("$p")
-  fi
-done
-if [[ ${#missing[@]} == 0 ]]; then
-  echo "setup.sh: all ${#pkgs[@]} packages already installed"
-  exit 0
-fi
-
-echo "setup.sh: installing: ${missing[*]}"
+not_installed() {
+  local p
+  for p in "$@"; do
+    if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
+      echo "$p"
+    fi
+  done
+}
 sudo=()
 if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update
-"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+updated=0
+apt_install() {
+  if [[ $updated == 0 ]]; then "${sudo[@]}" apt-get update; updated=1; fi
+  "${sudo[@]}" apt-get install -y --no-install-recommends "$@"
+}
+
+mapfile -t missing < <(not_installed "${pkgs[@]}")
+if [[ ${#missing[@]} == 0 ]]; then
+  echo "setup.sh: all ${#pkgs[@]} packages already installed"
+else
+  echo "setup.sh: installing: ${missing[*]}"
+  apt_install "${missing[@]}"
+fi
+
+# The clients are not needed to build or to run the other tests: if one cannot be
+# installed, say so; its test then skips, naming what is missing.
+if [[ ${#client_pkgs[@]} != 0 ]]; then
+  mapfile -t missing < <(not_installed "${client_pkgs[@]}")
+  if [[ ${#missing[@]} != 0 ]]; then
+    echo "setup.sh: installing the clients' packages: ${missing[*]}"
+    apt_install "${missing[@]}" \
+      || echo "setup.sh: WARNING: could not install ${missing[*]}: their clients/ tests will skip" >&2
+  fi
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  "$repo/tests/clients/setup_clients.sh" "${BUILD_DIR:-$repo/build}" \
+    || echo "setup.sh: WARNING: pyopencl could not be installed: clients/pyopencl will skip" >&2
+fi
