@@ -25,6 +25,9 @@
      nonzero, for a kernel, a write, a read and a copy; profiling info of a
      user event is CL_PROFILING_INFO_NOT_AVAILABLE.
    - clGetEventInfo: command type, queue, context of remote events.
+   - A queue and context released by the application and freed by their
+     last command's completion while another thread is in clCreateContext:
+     no deadlock.
    Each check runs on its own (run_sub): a failed check, or one that hangs
    past its watchdog, is reported with the step it was in and the next check
    still runs; the verdict line counts them.  */
@@ -392,6 +395,57 @@ test_callbacks (void)
 
 /* ------------------------------------------------------------------ */
 
+/* The last reference to a queue and its context is held by a command gated
+   on a user event; a second thread sets the event while this one creates
+   and releases contexts.  clCreateContext waits for the server's reply to
+   its default queue under PoCL's global context lock; the completion that
+   frees the old context must not need that lock on the thread that reads
+   the replies (CLBlast's tests hung there: a new context per routine).  */
+static cl_event release_gate;
+
+static void *
+set_gate_later (void *arg)
+{
+  (void)arg;
+  usleep (20000);
+  clSetUserEventStatus (release_gate, CL_COMPLETE);
+  clReleaseEvent (release_gate);
+  return NULL;
+}
+
+static void
+test_release_while_creating (void)
+{
+  for (int round = 0; round < 10; ++round)
+    {
+      cl_int err;
+      cl_context c = clCreateContext (NULL, 1, &dev, NULL, NULL, &err);
+      CHECK_ERR (err, "clCreateContext");
+      cl_command_queue cq = clCreateCommandQueue (c, dev, 0, &err);
+      CHECK_ERR (err, "clCreateCommandQueue");
+      release_gate = clCreateUserEvent (c, &err);
+      CHECK_ERR (err, "clCreateUserEvent");
+      CHECK (clEnqueueMarkerWithWaitList (cq, 1, &release_gate, NULL));
+      CHECK (clFlush (cq));
+      clReleaseCommandQueue (cq);
+      clReleaseContext (c);
+      pthread_t t;
+      if (pthread_create (&t, NULL, set_gate_later, NULL) != 0)
+        fail ("pthread_create failed");
+      for (int i = 0; i < 100; ++i)
+        {
+          cl_context other = clCreateContext (NULL, 1, &dev, NULL, NULL, &err);
+          CHECK_ERR (err, "clCreateContext (while the gate is set)");
+          clReleaseContext (other);
+        }
+      pthread_join (t, NULL);
+    }
+  note ("released context freed by its last completion while others are "
+        "created: 10 rounds");
+}
+
+/* ------------------------------------------------------------------ */
+
 static void
 check_profile (cl_event e, const char *what)
 {
@@ -515,6 +569,8 @@ main (int argc, char **argv)
   run_sub ("user events", test_user_events, 45);
   run_sub ("event callbacks", test_callbacks, 45);
   run_sub ("profiling", test_profiling, 45);
+  run_sub ("a context freed by a completion during clCreateContext",
+           test_release_while_creating, 45);
 
   if (sub_hung)
     return sub_finish ("");
