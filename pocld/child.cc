@@ -171,6 +171,10 @@ void run_session_process(int fd, int ctl, const char *peer,
     refuse(fd, "-", peer, bad, answer);
     _exit(0);
   }
+  if (const char *bad = authenticate(fd, msg.hello, &answer)) {
+    refuse(fd, "-", peer, bad, answer);
+    _exit(0);
+  }
   SessionId id;
   if (!register_session(ctl, id)) {
     LOG_ERR("-", "%s: the listener did not register a session", peer);

@@ -2,15 +2,96 @@
 // process control channel.
 #include "control.hh"
 
+#include "pocl_remote_auth.h"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <netinet/in.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 namespace pocld {
+
+std::string psk;
+
+bool make_challenge(const pocl_remote_hello &hello, ChallengeMsg &out)
+{
+  out = ChallengeMsg{};
+  out.hdr.type = POCL_RMSG_AUTH_CHALLENGE;
+  out.hdr.body_size = sizeof out.c;
+  if (getrandom(out.c.nonce, sizeof out.c.nonce, 0) != sizeof out.c.nonce)
+    return false;
+  if (psk.empty())
+    return true;
+  out.c.flags = POCL_REMOTE_AUTH_REQUIRED;
+  return pocl_remote_auth_proof(psk.data(), psk.size(), 1, &hello,
+                                out.c.nonce, out.c.proof) == 0;
+}
+
+const char *auth_problem(const pocl_remote_hello &hello,
+                         const ChallengeMsg &challenge, const AuthMsg &auth)
+{
+  if (auth.hdr.type != POCL_RMSG_AUTH ||
+      auth.hdr.body_size != sizeof(pocl_remote_auth) ||
+      auth.hdr.payload_size != 0)
+    return "no AUTH after the challenge";
+  if (psk.empty())
+    return nullptr;
+  uint8_t want[POCL_REMOTE_MAC_SIZE];
+  if (pocl_remote_auth_proof(psk.data(), psk.size(), 0, &hello,
+                             challenge.c.nonce, want) != 0)
+    return "cannot compute the key proof";
+  if (pocl_remote_auth_equal(want, auth.a.proof))
+    return nullptr;
+  const uint8_t zero[POCL_REMOTE_MAC_SIZE] = {};
+  return memcmp(auth.a.proof, zero, sizeof zero) == 0
+             ? "client has no pre-shared key"
+             : "wrong pre-shared key";
+}
+
+const char *authenticate(int fd, const pocl_remote_hello &hello, bool *answer)
+{
+  *answer = false;
+  ChallengeMsg c;
+  if (!make_challenge(hello, c))
+    return "cannot make a challenge";
+  AuthMsg a;
+  if (send(fd, &c, sizeof c, MSG_NOSIGNAL) != ssize_t(sizeof c) ||
+      !recv_deadline(fd, &a, sizeof a, kHandshakeTimeoutMs))
+    return "no AUTH after the challenge";
+  const char *bad = auth_problem(hello, c, a);
+  *answer = bad != nullptr;
+  return bad;
+}
+
+const char *answer_challenge(const pocl_remote_hello &hello,
+                             const ChallengeMsg &challenge, AuthMsg &out)
+{
+  out = AuthMsg{};
+  out.hdr.type = POCL_RMSG_AUTH;
+  out.hdr.body_size = sizeof out.a;
+  if (challenge.hdr.type != POCL_RMSG_AUTH_CHALLENGE ||
+      challenge.hdr.body_size != sizeof challenge.c ||
+      challenge.hdr.payload_size != 0)
+    return "no AUTH_CHALLENGE";
+  if (psk.empty())
+    return challenge.c.flags & POCL_REMOTE_AUTH_REQUIRED
+               ? "the peer requires a pre-shared key, we have none"
+               : nullptr;
+  uint8_t want[POCL_REMOTE_MAC_SIZE];
+  if (!(challenge.c.flags & POCL_REMOTE_AUTH_REQUIRED) ||
+      pocl_remote_auth_proof(psk.data(), psk.size(), 1, &hello,
+                             challenge.c.nonce, want) != 0 ||
+      !pocl_remote_auth_equal(want, challenge.c.proof))
+    return "the peer does not prove our pre-shared key";
+  if (pocl_remote_auth_proof(psk.data(), psk.size(), 0, &hello,
+                             challenge.c.nonce, out.a.proof) != 0)
+    return "cannot compute the key proof";
+  return nullptr;
+}
 
 const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
 {

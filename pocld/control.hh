@@ -7,6 +7,7 @@
 #include "wire.hh"
 
 #include <cstdint>
+#include <string>
 
 namespace pocld {
 
@@ -21,6 +22,36 @@ struct HelloMsg {
 static_assert(sizeof(HelloMsg) ==
                   sizeof(pocl_remote_hdr) + sizeof(pocl_remote_hello),
               "packed handshake");
+
+// The pre-shared key (--psk-file or POCLD_PSK), empty for none.  Set by main
+// before anything is forked; the peer connections use it too.
+extern std::string psk;
+
+struct ChallengeMsg {
+  pocl_remote_hdr hdr;
+  pocl_remote_auth_challenge c;
+};
+struct AuthMsg {
+  pocl_remote_hdr hdr;
+  pocl_remote_auth a;
+};
+
+// The AUTH_CHALLENGE answering `hello`: a fresh nonce and, with a key, this
+// server's proof.  False when no random bytes could be had.
+bool make_challenge(const pocl_remote_hello &hello, ChallengeMsg &out);
+// Why the client's AUTH must be refused (a wrong proof, or none while this
+// server has a key), or nullptr.
+const char *auth_problem(const pocl_remote_hello &hello,
+                         const ChallengeMsg &challenge, const AuthMsg &auth);
+// The whole handshake after an acceptable HELLO on a blocking socket:
+// AUTH_CHALLENGE out, AUTH in (bounded by kHandshakeTimeoutMs).  Why it
+// failed, or nullptr; *answer as for hello_problem.
+const char *authenticate(int fd, const pocl_remote_hello &hello,
+                         bool *answer);
+// Our side of a handshake as the client (peer connections): checks the
+// server's challenge (with a key, the server must prove it) and fills AUTH.
+const char *answer_challenge(const pocl_remote_hello &hello,
+                             const ChallengeMsg &challenge, AuthMsg &out);
 
 // Why a HELLO arriving with this role (the port's) must be refused, or
 // nullptr.  *answer: the peer speaks PoCL-R, so it gets a HELLO_REPLY with

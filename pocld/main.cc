@@ -1,5 +1,7 @@
 // main.cc - pocld, the PoCL-R server daemon: command line, signals, startup.
+#include "control.hh"
 #include "log.hh"
+#include "pocl_remote_auth.h"
 #include "server.hh"
 #include "session.hh"
 
@@ -7,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <string>
 #include <unistd.h>
 
@@ -26,7 +30,8 @@ void usage(FILE *out)
 {
   fprintf(out,
           "usage: pocld [--address A] [--port P] [--peer-port Q] "
-          "[--max-sessions N] [--max-pending C] [--log-level L]\n"
+          "[--max-sessions N] [--max-pending C] [--psk-file F] "
+          "[--insecure]\n             [--log-level L]\n"
           "Serves this host's OpenCL devices to PoCL-R clients, each "
           "session in a\nprocess of its own.\n"
           "  --address A       address to listen on, IPv4 or IPv6 "
@@ -41,10 +46,79 @@ void usage(FILE *out)
           "to %ld;\n"
           "                    more fail with CL_OUT_OF_RESOURCES (default "
           "%u)\n"
+          "  --psk-file F      require clients and peers to prove this "
+          "pre-shared key\n"
+          "                    (file of at least %u bytes; or env "
+          "POCLD_PSK)\n"
+          "  --insecure        serve a non-loopback address without a "
+          "key\n"
           "  --log-level L     error, warn, info or debug (default info)\n"
           "  --help            this text\n",
           POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions,
-          kPendingCap, pocld::max_pending_commands);
+          kPendingCap, pocld::max_pending_commands, POCL_REMOTE_MIN_KEY);
+}
+
+// Whether every address `address` stands for is a loopback one.
+bool loopback_only(const std::string &address)
+{
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  if (getaddrinfo(address.c_str(), nullptr, &hints, &res) != 0)
+    return false;
+  bool all = res != nullptr;
+  for (addrinfo *a = res; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET)
+      all &= (ntohl(reinterpret_cast<sockaddr_in *>(a->ai_addr)
+                        ->sin_addr.s_addr) >>
+              24) == 127;
+    else if (a->ai_family == AF_INET6)
+      all &= IN6_IS_ADDR_LOOPBACK(
+          &reinterpret_cast<sockaddr_in6 *>(a->ai_addr)->sin6_addr);
+    else
+      all = false;
+  }
+  freeaddrinfo(res);
+  return all;
+}
+
+// The key from --psk-file or POCLD_PSK into pocld::psk; false (logged) on a
+// bad one.
+bool load_key(const char *file)
+{
+  const char *env = getenv("POCLD_PSK");
+  if (file == nullptr && env == nullptr)
+    return true;
+  if (!pocl_remote_auth_available()) {
+    LOG_ERR("-", "a pre-shared key needs OpenSSL, which this pocld was built "
+                 "without");
+    return false;
+  }
+  char key[POCL_REMOTE_MAX_KEY];
+  long n;
+  if (file != nullptr) {
+    int loose = 0;
+    n = pocl_remote_key_file(file, key, &loose);
+    if (n < 0) {
+      LOG_ERR("-", "cannot read the key file %s: %s", file, strerror(errno));
+      return false;
+    }
+    if (loose)
+      LOG_WARN("-", "key file %s can be read by other users", file);
+  } else {
+    n = long(pocl_remote_key_trim(env, strlen(env)));
+    memcpy(key, env, size_t(n));
+    // Session processes need only pocld::psk.
+    unsetenv("POCLD_PSK");
+  }
+  if (n == 0) {
+    LOG_ERR("-", "the pre-shared key must have %u to %u bytes",
+            POCL_REMOTE_MIN_KEY, POCL_REMOTE_MAX_KEY);
+    return false;
+  }
+  pocld::psk.assign(key, size_t(n));
+  memset(key, 0, sizeof key);
+  return true;
 }
 
 bool parse_level(const char *s, pocld::Level &out)
@@ -65,11 +139,17 @@ int main(int argc, char **argv)
   std::string address = "127.0.0.1";
   long port = POCL_REMOTE_DEFAULT_PORT, peer_port = 0;
   long max_sessions = kDefaultSessions;
+  const char *psk_file = nullptr;
+  bool insecure = false;
   for (int i = 1; i < argc; ++i) {
     std::string opt = argv[i];
     if (opt == "--help" || opt == "-h") {
       usage(stdout);
       return 0;
+    }
+    if (opt == "--insecure") {
+      insecure = true;
+      continue;
     }
     if (i + 1 >= argc) {
       usage(stderr);
@@ -85,6 +165,8 @@ int main(int argc, char **argv)
       peer_port = strtol(val, &end, 10);
     else if (opt == "--max-sessions")
       max_sessions = strtol(val, &end, 10);
+    else if (opt == "--psk-file")
+      psk_file = val;
     else if (opt == "--max-pending") {
       long n = strtol(val, &end, 10);
       if (*end != '\0' || n < 1 || n > kPendingCap) {
@@ -116,6 +198,17 @@ int main(int argc, char **argv)
       fprintf(stderr, "pocld: bad session limit '%s'\n", val);
       return 2;
     }
+  }
+
+  if (!load_key(psk_file))
+    return 1;
+  // Anyone who can reach a non-loopback address could use the devices.
+  if (pocld::psk.empty() && !insecure && !loopback_only(address)) {
+    LOG_ERR("-",
+            "refusing to serve %s without a pre-shared key: give --psk-file "
+            "(or POCLD_PSK), or --insecure to serve anyone who reaches it",
+            address.c_str());
+    return 1;
   }
 
   // The listener takes SIGINT, SIGTERM and SIGCHLD only inside its ppoll;
@@ -153,9 +246,10 @@ int main(int argc, char **argv)
     snprintf(devices, sizeof devices, "%ld devices", ndev);
   LOG_INFO("-",
            "listening on %s ports %ld (commands), %ld (data) and %ld "
-           "(peers), %s, at most %ld sessions",
+           "(peers), %s, at most %ld sessions, %s",
            address.c_str(), port, port + POCL_REMOTE_DATA_PORT_OFFSET,
-           peer_port, devices, max_sessions);
+           peer_port, devices, max_sessions,
+           pocld::psk.empty() ? "no key" : "pre-shared key required");
   server.run(&g_stop, &waitmask);
   LOG_INFO("-", "stopped");
   return 0;

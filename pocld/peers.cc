@@ -13,6 +13,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <system_error>
 #include <thread>
@@ -110,15 +111,24 @@ bool Session::connect_peer(const Decoded &d)
     pocl_remote_hdr hdr;
     pocl_remote_hello_reply r;
   } rep{};
-  bool ok = send_msg(fd, POCL_RMSG_HELLO, 0, &h.hello, sizeof h.hello, nullptr,
-                     0) &&
+  ChallengeMsg ch;
+  AuthMsg auth;
+  const char *bad = nullptr;
+  bool ok =
+      getrandom(h.hello.nonce, sizeof h.hello.nonce, 0) ==
+          sizeof h.hello.nonce &&
+      send_msg(fd, POCL_RMSG_HELLO, 0, &h.hello, sizeof h.hello, nullptr, 0) &&
+      recv_deadline(fd, &ch, sizeof ch, kPeerConnectTimeoutMs) &&
+      (bad = answer_challenge(h.hello, ch, auth)) == nullptr &&
+      ::send(fd, &auth, sizeof auth, MSG_NOSIGNAL) == ssize_t(sizeof auth) &&
             recv_deadline(fd, &rep, sizeof rep, kPeerConnectTimeoutMs) &&
             rep.hdr.type == POCL_RMSG_HELLO_REPLY &&
             rep.hdr.body_size == sizeof rep.r && rep.hdr.payload_size == 0 &&
             rep.r.magic == POCL_REMOTE_MAGIC && rep.r.status == CL_SUCCESS;
   if (!ok || !start_peer(fd, c.peer_index)) {
-    LOG_WARN(sid_, "peer %u at %s:%u refused the connection", c.peer_index,
-             host.c_str(), c.port);
+    LOG_WARN(sid_, "peer %u at %s:%u refused the connection%s%s",
+             c.peer_index, host.c_str(), c.port, bad ? ": " : "",
+             bad ? bad : "");
     close(fd);
     reply(d.hdr.id, CL_DEVICE_NOT_AVAILABLE);
     return true;

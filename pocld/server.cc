@@ -313,18 +313,25 @@ void Server::fork_session(int fd, const char *peer)
 
 bool Server::read_hello(Handshake &h)
 {
-  char *buf = reinterpret_cast<char *>(&h.msg);
-  ssize_t r = recv(h.fd, buf + h.got, sizeof h.msg - h.got, MSG_DONTWAIT);
+  char *buf = h.challenged ? reinterpret_cast<char *>(&h.auth)
+                           : reinterpret_cast<char *>(&h.msg);
+  const size_t want = h.challenged ? sizeof h.auth : sizeof h.msg;
+  ssize_t r = recv(h.fd, buf + h.got, want - h.got, MSG_DONTWAIT);
   if (r > 0)
     h.got += r;
   else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
     refuse(h.fd, h.peer.c_str(), "no handshake", false, 0);
     return true;
   }
-  if (h.got == sizeof h.msg) {
-    hello_done(h);
+  if (h.got == want && h.challenged) {
+    if (const char *bad = auth_problem(h.msg.hello, h.challenge, h.auth))
+      refuse(h.fd, h.peer.c_str(), bad, true, CL_INVALID_VALUE);
+    else
+      route(h.fd, h.msg.hello, h.peer.c_str());
     return true;
   }
+  if (h.got == want)
+    return hello_done(h);
   if (now_ms() >= h.deadline_ms) {
     refuse(h.fd, h.peer.c_str(), "no handshake", false, 0);
     return true;
@@ -332,22 +339,35 @@ bool Server::read_hello(Handshake &h)
   return false;
 }
 
-void Server::hello_done(Handshake &h)
+bool Server::hello_done(Handshake &h)
 {
   bool answer = false;
   const char *bad = hello_problem(
       h.msg, h.role,
       &answer);
-  if (bad != nullptr)
-    return refuse(h.fd, h.peer.c_str(), bad, answer, CL_INVALID_VALUE);
+  if (bad != nullptr) {
+    refuse(h.fd, h.peer.c_str(), bad, answer, CL_INVALID_VALUE);
+    return true;
+  }
   if (h.role == POCL_REMOTE_ROLE_COMMAND) {
     // Command connections come here only when over the session limit.
     char why[96];
     snprintf(why, sizeof why, "at the limit of %u sessions (--max-sessions)",
              max_sessions_);
-    return refuse(h.fd, h.peer.c_str(), why, true, CL_OUT_OF_RESOURCES);
+    refuse(h.fd, h.peer.c_str(), why, true, CL_OUT_OF_RESOURCES);
+    return true;
   }
-  route(h.fd, h.msg.hello, h.peer.c_str());
+  // Authenticated before the session id is looked up.  The challenge fits
+  // a fresh socket's send buffer: a short send is a broken connection.
+  if (!make_challenge(h.msg.hello, h.challenge) ||
+      send(h.fd, &h.challenge, sizeof h.challenge,
+           MSG_DONTWAIT | MSG_NOSIGNAL) != ssize_t(sizeof h.challenge)) {
+    refuse(h.fd, h.peer.c_str(), "cannot send the challenge", false, 0);
+    return true;
+  }
+  h.challenged = true;
+  h.got = 0;
+  return false;
 }
 
 // Hands a connection whose HELLO names a session to that session's process.

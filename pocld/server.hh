@@ -48,8 +48,11 @@ private:
   struct Handshake {
     int fd;
     uint32_t role; // the port's: POCL_REMOTE_ROLE_*
-    size_t got = 0;
+    size_t got = 0; // of msg, then of auth
     HelloMsg msg;
+    bool challenged = false; // challenge sent, auth being read
+    ChallengeMsg challenge;
+    AuthMsg auth;
     uint64_t deadline_ms;
     std::string peer;
   };
@@ -58,7 +61,7 @@ private:
   void fork_session(int fd, const char *peer);
   void close_for_child(int keep_a, int keep_b);
   bool read_hello(Handshake &h); // true when it is done with h.fd
-  void hello_done(Handshake &h);
+  bool hello_done(Handshake &h); // true when it is done with h.fd
   void route(int fd, const pocl_remote_hello &hello, const char *peer);
   void refuse(int fd, const char *peer, const char *why, bool answer,
               int32_t status);

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 2u
+#define POCL_REMOTE_PROTOCOL_VERSION 3u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -55,8 +55,13 @@ typedef enum pocl_remote_msg_type
 
   /* Handshake, the first message on each socket.  Body: hello.  */
   POCL_RMSG_HELLO = 1,
-  /* Server's answer to HELLO.  Body: hello_reply.  */
+  /* Server's answer to the handshake: after AUTH, or at once to a HELLO it
+     refuses.  Body: hello_reply.  */
   POCL_RMSG_HELLO_REPLY = 2,
+  /* Server's answer to an acceptable HELLO.  Body: auth_challenge.  */
+  POCL_RMSG_AUTH_CHALLENGE = 3,
+  /* Client's answer to AUTH_CHALLENGE.  Body: auth.  */
+  POCL_RMSG_AUTH = 4,
 
   /* Synchronous requests: hdr.id is a request id; the server answers with
      one POCL_RMSG_REPLY carrying the same id.  */
@@ -142,11 +147,20 @@ typedef struct pocl_remote_hdr
   uint64_t id;           /* request id or event id, see the types */
 } pocl_remote_hdr;
 
-/* HELLO.  role: which socket this is.  A command socket with an all-zero
+/* The handshake on every connection (doc/protocol.md):
+     HELLO -> AUTH_CHALLENGE -> AUTH -> HELLO_REPLY.
+   Both sides prove that they know the pre-shared key, when the server has
+   one: the server in AUTH_CHALLENGE, the client in AUTH; each proof is
+   HMAC-SHA256 over a label, the HELLO and the server's nonce
+   (pocl_remote_auth.h).  Without a key the proofs are zero.
+
+   HELLO.  role: which socket this is.  A command socket with an all-zero
    session id asks for a new session; the data socket then presents the id
    it was given.  A peer connection presents the id of the session it joins
    (the client handed it over in CONNECT_PEER) and, in peer_index, the
-   client's index of the connecting server.  */
+   client's index of the connecting server.  nonce: fresh random bytes.  */
+#define POCL_REMOTE_NONCE_SIZE 32
+#define POCL_REMOTE_MAC_SIZE 32
 #define POCL_REMOTE_ROLE_COMMAND 0u
 #define POCL_REMOTE_ROLE_DATA 1u
 #define POCL_REMOTE_ROLE_PEER 2u
@@ -158,7 +172,27 @@ typedef struct pocl_remote_hello
   uint32_t peer_index; /* ROLE_PEER; 0 otherwise */
   uint8_t session_id[16];
   uint64_t client_time_ns; /* CLOCK_REALTIME, for clock-offset estimation */
+  uint8_t nonce[POCL_REMOTE_NONCE_SIZE];
 } pocl_remote_hello;
+
+/* AUTH_CHALLENGE.  flags: POCL_REMOTE_AUTH_REQUIRED when the server has a
+   key; proof: the server's, zero without a key.  A client with a key talks
+   only to a server that proves it.  */
+#define POCL_REMOTE_AUTH_REQUIRED 1u
+typedef struct pocl_remote_auth_challenge
+{
+  uint32_t flags;
+  uint32_t reserved;
+  uint8_t nonce[POCL_REMOTE_NONCE_SIZE];
+  uint8_t proof[POCL_REMOTE_MAC_SIZE];
+} pocl_remote_auth_challenge;
+
+/* AUTH: the client's proof, zero without a key.  A server with a key
+   answers a wrong one with a HELLO_REPLY of CL_INVALID_VALUE and closes.  */
+typedef struct pocl_remote_auth
+{
+  uint8_t proof[POCL_REMOTE_MAC_SIZE];
+} pocl_remote_auth;
 
 typedef struct pocl_remote_hello_reply
 {
@@ -451,7 +485,9 @@ typedef struct pocl_remote_completion
 } pocl_remote_completion;
 
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hdr) == 24, "hdr");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello) == 40, "hello");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello) == 72, "hello");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth_challenge) == 72, "ac");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth) == 32, "auth");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello_reply) == 40, "hello r");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_reply) == 8, "reply");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_device_info) == 8, "devinfo");
@@ -489,6 +525,10 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_hello);
     case POCL_RMSG_HELLO_REPLY:
       return sizeof (pocl_remote_hello_reply);
+    case POCL_RMSG_AUTH_CHALLENGE:
+      return sizeof (pocl_remote_auth_challenge);
+    case POCL_RMSG_AUTH:
+      return sizeof (pocl_remote_auth);
     case POCL_RMSG_DEVICE_INFO:
       return sizeof (pocl_remote_device_info);
     case POCL_RMSG_CREATE_QUEUE:

@@ -56,7 +56,8 @@ const char *type_name(uint32_t t)
 #define N(x)                                                                   \
   case POCL_RMSG_##x:                                                          \
     return #x
-    N(HELLO); N(HELLO_REPLY); N(DEVICE_INFO); N(CREATE_QUEUE);
+    N(HELLO); N(HELLO_REPLY); N(AUTH_CHALLENGE); N(AUTH); N(DEVICE_INFO);
+    N(CREATE_QUEUE);
     N(CREATE_BUFFER); N(CREATE_IMAGE); N(BUILD_PROGRAM); N(CREATE_KERNEL);
     N(CREATE_SAMPLER); N(FINISH); N(FREE_QUEUE); N(FREE_BUFFER);
     N(FREE_PROGRAM); N(FREE_KERNEL); N(FREE_SAMPLER); N(NOTIFY_EVENT);

@@ -114,6 +114,7 @@ typedef struct
     pocl_remote_hello_reply hello_reply;
     pocl_remote_reply reply;
     pocl_remote_completion completion;
+    pocl_remote_auth_challenge challenge;
     char raw[256];
   } body;
   unsigned char *payload; /* malloc'd, payload_size bytes */
@@ -172,7 +173,8 @@ hello_body (pocl_remote_hello *hb, uint32_t magic, uint32_t version,
   hb->client_time_ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
-/* One correct HELLO on fd; returns the reply's status (fails on I/O).  */
+/* One correct handshake on fd, without a key (HELLO, AUTH_CHALLENGE, a zero
+   AUTH, HELLO_REPLY); returns the reply's status (fails on I/O).  */
 static int32_t
 raw_hello (int fd, uint32_t role, const uint8_t *sid,
            pocl_remote_hello_reply *out)
@@ -183,6 +185,15 @@ raw_hello (int fd, uint32_t role, const uint8_t *sid,
     fail ("sending a correct HELLO (role %u) failed: connection closed", role);
   raw_msg m;
   int r = raw_recv (fd, &m, 10000);
+  if (r == IO_OK && m.h.type == POCL_RMSG_AUTH_CHALLENGE)
+    {
+      pocl_remote_auth a;
+      memset (&a, 0, sizeof (a));
+      free (m.payload);
+      if (raw_send (fd, POCL_RMSG_AUTH, 0, &a, sizeof (a), NULL, 0))
+        fail ("sending AUTH (role %u) failed: connection closed", role);
+      r = raw_recv (fd, &m, 10000);
+    }
   if (r)
     fail ("no HELLO_REPLY to a correct HELLO (role %u): %s", role,
           r == IO_TIMEOUT ? "timeout (10 s)" : "connection closed");

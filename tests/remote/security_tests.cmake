@@ -86,3 +86,15 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/hostile_limits PROPERTIES LABELS "remote"
     TIMEOUT 300 FAIL_REGULAR_EXPRESSION "hostile_limits: FAIL")
 endif()
+
+# Pre-shared keys (doc/security.md): right, wrong and missing keys, an impostor server,
+# peers with the key, non-loopback addresses without one; pocld processes of its own.
+if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
+  add_test(NAME remote/auth
+    COMMAND "${REMOTE_TESTS_DIR}/test_auth.sh" "${FIXTURE}" "${RUN_REMOTE}"
+            "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}" $<TARGET_FILE:remote_vecadd>
+            "${REMOTE_TESTS_DIR}/test_multi_server.sh"
+            $<TARGET_FILE:remote_test_multi_server> "${CMAKE_CURRENT_BINARY_DIR}/auth")
+  set_tests_properties(remote/auth PROPERTIES LABELS "remote"
+    TIMEOUT 600 FAIL_REGULAR_EXPRESSION "auth: FAIL")
+endif()

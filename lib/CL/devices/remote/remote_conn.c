@@ -11,11 +11,13 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pocl_debug.h"
+#include "pocl_remote_auth.h"
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
@@ -616,19 +618,67 @@ connect_with_timeout (const char *host, uint16_t port, int timeout_ms)
   return fd;
 }
 
-/* Sends HELLO on fd and reads HELLO_REPLY, bounded by the socket timeout. */
+/* The pre-shared key, from POCL_REMOTE_PSK or the file named by
+   POCL_REMOTE_PSK_FILE, into key (POCL_REMOTE_MAX_KEY bytes): its length, 0
+   without one, -1 for a bad one (logged).  */
+static long
+client_key (char *key)
+{
+  const char *file = getenv ("POCL_REMOTE_PSK_FILE");
+  const char *text = getenv ("POCL_REMOTE_PSK");
+  long n;
+  if (file == NULL && text == NULL)
+    return 0;
+  if (!pocl_remote_auth_available ())
+    {
+      POCL_MSG_ERR ("remote: a pre-shared key needs OpenSSL, which this "
+                    "driver was built without\n");
+      return -1;
+    }
+  if (file != NULL)
+    {
+      int loose = 0;
+      n = pocl_remote_key_file (file, key, &loose);
+      if (n < 0)
+        {
+          POCL_MSG_ERR ("remote: cannot read the key file %s: %s\n", file,
+                        strerror (errno));
+          return -1;
+        }
+    }
+  else
+    {
+      n = (long)pocl_remote_key_trim (text, strlen (text));
+      memcpy (key, text, (size_t)n);
+    }
+  if (n == 0)
+    POCL_MSG_ERR ("remote: the pre-shared key must have %u to %u bytes\n",
+                  POCL_REMOTE_MIN_KEY, POCL_REMOTE_MAX_KEY);
+  return n > 0 ? n : -1;
+}
+
+/* The handshake on fd (HELLO, AUTH_CHALLENGE, AUTH, HELLO_REPLY), bounded by
+   the socket timeout.  With a key (key_len > 0) the server must prove it;
+   without one, a server that requires one is refused.  */
 static cl_int
-handshake (int fd, uint32_t role, const uint8_t *session_id,
-           pocl_remote_hello_reply *out, uint64_t *t0, uint64_t *t1)
+handshake (remote_server *s, int fd, uint32_t role, const uint8_t *session_id,
+           const char *key, size_t key_len, pocl_remote_hello_reply *out,
+           uint64_t *t0, uint64_t *t1)
 {
   pocl_remote_hdr h;
   pocl_remote_hello hello;
+  pocl_remote_auth_challenge ch;
+  pocl_remote_auth auth;
   memset (&hello, 0, sizeof (hello));
+  memset (&auth, 0, sizeof (auth));
   hello.magic = POCL_REMOTE_MAGIC;
   hello.version = POCL_REMOTE_PROTOCOL_VERSION;
   hello.role = role;
   if (session_id)
     memcpy (hello.session_id, session_id, 16);
+  if (getrandom (hello.nonce, sizeof (hello.nonce), 0)
+      != (ssize_t)sizeof (hello.nonce))
+    return CL_OUT_OF_HOST_MEMORY;
 
   h.type = POCL_RMSG_HELLO;
   h.body_size = sizeof (hello);
@@ -638,10 +688,61 @@ handshake (int fd, uint32_t role, const uint8_t *session_id,
 
   struct timeval tv = { 10, 0 };
   setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
-  *t0 = pocl_gettimemono_ns ();
-  hello.client_time_ns = *t0;
+  hello.client_time_ns = pocl_gettimemono_ns ();
   if (send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
     return CL_DEVICE_NOT_AVAILABLE;
+  /* a refusal (version, session limit) comes at once as HELLO_REPLY */
+  if (h.type == POCL_RMSG_HELLO_REPLY && h.body_size == sizeof (*out)
+      && h.payload_size == 0 && read_full (fd, out, sizeof (*out)) == 0)
+    return out->status != CL_SUCCESS ? out->status : CL_DEVICE_NOT_AVAILABLE;
+  if (h.type != POCL_RMSG_AUTH_CHALLENGE || h.body_size != sizeof (ch)
+      || h.payload_size != 0 || read_full (fd, &ch, sizeof (ch)))
+    return CL_DEVICE_NOT_AVAILABLE;
+  h.type = POCL_RMSG_AUTH;
+  h.body_size = sizeof (auth);
+  iov[0].iov_base = &h; /* send_iov may have advanced the entries */
+  iov[0].iov_len = sizeof (h);
+  iov[1].iov_base = &auth;
+  iov[1].iov_len = sizeof (auth);
+  if (key_len > 0)
+    {
+      uint8_t want[POCL_REMOTE_MAC_SIZE];
+      if (pocl_remote_auth_proof (key, key_len, 0, &hello, ch.nonce,
+                                  auth.proof))
+        return CL_DEVICE_NOT_AVAILABLE;
+      if (!(ch.flags & POCL_REMOTE_AUTH_REQUIRED)
+          || pocl_remote_auth_proof (key, key_len, 1, &hello, ch.nonce, want)
+          || !pocl_remote_auth_equal (want, ch.proof))
+        {
+          /* Our proof still goes out: a server with another key then logs
+             the mismatch too.  It reveals nothing about the key.  */
+          send_iov (fd, iov, 2);
+          POCL_MSG_ERR ("remote: pocld at %s:%u does not prove our "
+                        "pre-shared key (it has another one, or none): not "
+                        "using it\n",
+                        s->host, s->port);
+          return CL_DEVICE_NOT_AVAILABLE;
+        }
+    }
+  else if (ch.flags & POCL_REMOTE_AUTH_REQUIRED)
+    {
+      send_iov (fd, iov, 2); /* so that the server logs why */
+      POCL_MSG_ERR ("remote: pocld at %s:%u requires a pre-shared key "
+                    "(POCL_REMOTE_PSK or POCL_REMOTE_PSK_FILE)\n",
+                    s->host, s->port);
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
+  iov[1].iov_base = &auth;
+  iov[1].iov_len = sizeof (auth);
+  /* the clock offset is estimated around this last round trip */
+  *t0 = pocl_gettimemono_ns ();
+  if (send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
+    {
+      if (key_len > 0)
+        POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
+                      s->host, s->port);
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
   if (h.type != POCL_RMSG_HELLO_REPLY || h.body_size != sizeof (*out)
       || h.payload_size != 0 || read_full (fd, out, sizeof (*out)))
     return CL_DEVICE_NOT_AVAILABLE;
@@ -655,6 +756,9 @@ handshake (int fd, uint32_t role, const uint8_t *session_id,
                     out->version, POCL_REMOTE_PROTOCOL_VERSION);
       return CL_DEVICE_NOT_AVAILABLE;
     }
+  if (out->status != CL_SUCCESS && key_len > 0)
+    POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
+                  s->host, s->port);
   return out->status;
 }
 
@@ -666,11 +770,16 @@ server_connect (remote_server *s)
   pocl_remote_hello_reply rep;
   uint64_t t0, t1, u0, u1;
   cl_int err;
+  char key[POCL_REMOTE_MAX_KEY];
+  long key_len = client_key (key);
+  if (key_len < 0)
+    return CL_DEVICE_NOT_AVAILABLE;
 
   s->cmd_fd = connect_with_timeout (s->host, s->port, (int)timeout_ms);
   if (s->cmd_fd < 0)
     return CL_DEVICE_NOT_AVAILABLE;
-  err = handshake (s->cmd_fd, POCL_REMOTE_ROLE_COMMAND, NULL, &rep, &t0, &t1);
+  err = handshake (s, s->cmd_fd, POCL_REMOTE_ROLE_COMMAND, NULL, key,
+                   (size_t)key_len, &rep, &t0, &t1);
   if (err != CL_SUCCESS)
     return err;
   memcpy (s->session_id, rep.session_id, 16);
@@ -682,8 +791,9 @@ server_connect (remote_server *s)
       (int)timeout_ms);
   if (s->data_fd < 0)
     return CL_DEVICE_NOT_AVAILABLE;
-  err = handshake (s->data_fd, POCL_REMOTE_ROLE_DATA, s->session_id, &rep, &u0,
-                   &u1);
+  err = handshake (s, s->data_fd, POCL_REMOTE_ROLE_DATA, s->session_id, key,
+                   (size_t)key_len, &rep, &u0, &u1);
+  memset (key, 0, sizeof (key));
   if (err != CL_SUCCESS)
     return err;
 
