@@ -234,6 +234,11 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     std::lock_guard<std::mutex> lock(ev_mu_);
     finishing_.push_back(p);
   }
+  // A MIGRATE_IN is completed by run_peer right after the bytes are written
+  // (a callback on its marker would only add the runtime's latency), a
+  // streamed PUSH by its pusher thread.
+  if (p->self_completing())
+    return;
   if (devs_.platforms[p->platform].wait_completion && !p->gated) {
     wait_for(p);
     return;
@@ -251,10 +256,6 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
                    nullptr);
     complete(p, st);
   }
-  // run_peer completes it right after writing the bytes (finish_peer_slot):
-  // a callback on the marker would only add the runtime's callback latency.
-  if (p->kind == Pending::MigrateIn)
-    return;
 }
 
 void Session::wait_for(Pending *p)
@@ -332,8 +333,9 @@ void Session::complete(Pending *p, cl_int exec_status)
     delete p;
     // Like clFinish: failed commands have their own completions.
     reply(id, CL_SUCCESS);
-  } else if (p->kind == Pending::Push) {
-    send_push(*p, c.status);
+  } else if (p->kind == Pending::Push || p->kind == Pending::PushStream) {
+    if (p->kind == Pending::Push)
+      send_push(*p, c.status);
     std::lock_guard<std::mutex> lock(ev_mu_);
     ungate(p);
     spare_.push_back(events_.extract(id));
@@ -354,6 +356,10 @@ void Session::complete(Pending *p, cl_int exec_status)
     }
     if (p->kind == Pending::MigrateIn) {
       c.peer_bytes = st->size;
+      LOG_DEBUG(sid_, "migration %llu written by %llu us",
+                (unsigned long long)id,
+                (unsigned long long)(realtime_ns() / 1000));
+    }
     Sock sock =
         len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ? Sock::Data : Sock::Command;
     std::string output;
@@ -371,10 +377,6 @@ void Session::complete(Pending *p, cl_int exec_status)
       subs.swap(p->subscribers);
       ungate(p);
       spare_.push_back(events_.extract(id));
-      LOG_DEBUG(sid_, "migration %llu written by %llu us",
-                (unsigned long long)id,
-                (unsigned long long)(realtime_ns() / 1000));
-    }
       if (keep) {
         failed_.push_back(ev);
         failed_ids_[id] = c.status;
@@ -414,8 +416,8 @@ void Session::sweep_failed()
   std::lock_guard<std::mutex> sweep_lock(sweep_mu_);
   auto consider = [&](Pending *p) {
     // ev is null while the command reader is still launching it.
-    // A MIGRATE_IN is completed by its slot, whatever happens.
-    if (p->ev != nullptr && p->kind != Pending::MigrateIn &&
+    // Those complete themselves, whatever happens.
+    if (p->ev != nullptr && !p->self_completing() &&
         devs_.platforms[p->platform].silent_failures) {
       clRetainEvent(p->ev);
       seen.emplace_back(p, p->ev);

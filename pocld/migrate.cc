@@ -5,10 +5,18 @@
 #include "log.hh"
 
 #include <algorithm>
+#include <system_error>
+#include <thread>
 
 namespace pocld {
 
 namespace {
+
+// Buffers at least this large are pushed in chunks of kChunk bytes, each
+// sent as soon as its read is done, while the later ones are still being
+// read and the receiver writes the earlier ones.
+constexpr uint64_t kStreamMin = 8u << 20;
+constexpr uint64_t kChunk = 4u << 20;
 
 // The whole of a buffer or image, as the region of a transfer.
 struct Whole {
@@ -94,7 +102,7 @@ bool Session::push(const Decoded &d)
   if (err != CL_SUCCESS) {
     LOG_WARN(sid_, "PUSH %llu to peer %u refused: %d", (unsigned long long)id,
              c.peer, err);
-    pocl_remote_peer_data pd{err, 0, 0};
+    pocl_remote_peer_data pd{err, 0, 0, 0, 0};
     peer_send(c.peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd, nullptr, 0);
     return true;
   }
@@ -105,8 +113,42 @@ bool Session::push(const Decoded &d)
   auto read_data = [&](cl_uint n, const cl_event *wl, cl_event *ev) {
     return read_whole(cq, *src, w, st->data(), n, wl, ev);
   };
-  Outcome o = run(id, c.cmd, d.waits, *q, st, Pending::Push, nullptr,
+  const bool stream = src->pixel_size == 0 && c.size >= kStreamMin;
+  std::vector<cl_event> chunks;
+  std::vector<uint64_t> ends;
+  cl_event size_read = nullptr;
+  // The size value first, then the chunks after it; the last chunk's event
+  // stands for the command.
+  auto read_chunks = [&](cl_uint n, const cl_event *wl, cl_event *ev) {
+    std::vector<cl_event> after(wl, wl + n);
+    cl_int e = CL_SUCCESS;
+    if (size != nullptr) {
+      e = clEnqueueReadBuffer(cq, size->buf, CL_FALSE, 0, 8,
+                              st->data() + c.size, n, wl, &size_read);
+      after.push_back(size_read);
+    }
+    for (uint64_t off = 0; off < c.size && e == CL_SUCCESS; off += kChunk) {
+      uint64_t len = std::min(kChunk, c.size - off);
+      cl_event ce = nullptr;
+      e = clEnqueueReadBuffer(cq, src->buf, CL_FALSE, off, len,
+                              st->data() + off, cl_uint(after.size()),
+                              after.data(), &ce);
+      if (ce != nullptr) {
+        chunks.push_back(ce);
+        ends.push_back(off + len);
+      }
+    }
+    if (e != CL_SUCCESS)
+      return e;
+    clRetainEvent(chunks.back());
+    *ev = chunks.back();
+    return CL_SUCCESS;
+  };
+  Outcome o = run(id, c.cmd, d.waits, *q, st,
+                  stream ? Pending::PushStream : Pending::Push, nullptr,
                   [&](cl_uint n, const cl_event *wl, cl_event *ev) {
+                    if (stream)
+                      return read_chunks(n, wl, ev);
                     if (size == nullptr)
                       return read_data(n, wl, ev);
                     return chained(
@@ -122,12 +164,78 @@ bool Session::push(const Decoded &d)
   LOG_DEBUG(sid_, "PUSH %llu of %llu bytes to peer %u enqueued at %llu us",
             (unsigned long long)id, (unsigned long long)c.size, c.peer,
             (unsigned long long)(realtime_ns() / 1000));
+  if (stream && o == Outcome::Ok) {
+    Pending *p;
+    {
+      // Not completed before the pusher starts: only the pusher does.
+      std::lock_guard<std::mutex> lock(ev_mu_);
+      p = &events_.find(id)->second;
+    }
+    try {
+      std::thread(&Session::stream_push, this, p, chunks, ends, size_read)
+          .detach();
+    } catch (const std::system_error &) {
+      stream_push(p, chunks, ends, size_read);
+    }
+    return true;
+  }
+  for (cl_event ce : chunks)
+    clReleaseEvent(ce);
+  if (size_read != nullptr)
+    clReleaseEvent(size_read);
   return o != Outcome::Protocol;
+}
+
+// The pusher of a large PUSH: sends each chunk as PEER_DATA once its read
+// is done, then completes the command (its last action: the session may be
+// gone after).  A failure after some chunks still ends the migration on the
+// receiver, with a PEER_DATA carrying the error.
+void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
+                          std::vector<uint64_t> ends, cl_event size_read)
+{
+  auto wait = [](cl_event e) {
+    clWaitForEvents(1, &e);
+    cl_int st = CL_COMPLETE;
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                   nullptr);
+    return st < 0 ? st : CL_COMPLETE;
+  };
+  const uint8_t *bytes = p->staging->data();
+  pocl_remote_peer_data pd{CL_COMPLETE, 0, 0, 0, p->push_size};
+  cl_int status = CL_COMPLETE;
+  if (size_read != nullptr) {
+    status = wait(size_read);
+    clReleaseEvent(size_read);
+    if (status == CL_COMPLETE) {
+      memcpy(&pd.size_value, bytes + p->push_size, 8);
+      pd.flags = POCL_REMOTE_PEER_DATA_HAS_SIZE;
+      pd.total = std::min(pd.total, pd.size_value);
+    }
+  }
+  bool sent = false; // a content size of 0 still sends one (empty) chunk
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    if (status == CL_COMPLETE && (pd.offset < pd.total || !sent))
+      status = wait(chunks[k]);
+    clReleaseEvent(chunks[k]);
+    uint64_t end = std::min(ends[k], pd.total);
+    if (status != CL_COMPLETE || (end <= pd.offset && sent))
+      continue;
+    if (!peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd,
+                   bytes + pd.offset, end - pd.offset))
+      status = CL_DEVICE_NOT_AVAILABLE;
+    sent = true;
+    pd.offset = end;
+  }
+  if (status != CL_COMPLETE) {
+    pd.status = status;
+    peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd, nullptr, 0);
+  }
+  complete(p, status);
 }
 
 void Session::send_push(const Pending &p, cl_int status)
 {
-  pocl_remote_peer_data pd{status < 0 ? status : CL_COMPLETE, 0, 0};
+  pocl_remote_peer_data pd{status < 0 ? status : CL_COMPLETE, 0, 0, 0, 0};
   uint64_t n = 0;
   const uint8_t *bytes = nullptr;
   if (pd.status == CL_COMPLETE) {
@@ -138,6 +246,7 @@ void Session::send_push(const Pending &p, cl_int status)
       pd.flags = POCL_REMOTE_PEER_DATA_HAS_SIZE;
       n = std::min(n, pd.size_value);
     }
+    pd.total = n;
   }
   uint64_t t0 = realtime_ns() / 1000;
   peer_send(p.peer, POCL_RMSG_PEER_DATA, p.id, &pd, sizeof pd, bytes, n);

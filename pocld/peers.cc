@@ -222,6 +222,9 @@ void Session::finish_peer_slot(PeerSlot &s, cl_int status)
     s.staging->unref();
     s.staging = nullptr;
   }
+  if (s.last_write != nullptr)
+    clReleaseEvent(s.last_write);
+  s.last_write = nullptr;
   if (s.dst != nullptr)
     clReleaseMemObject(s.dst);
   if (s.size_buf != nullptr)
@@ -229,17 +232,22 @@ void Session::finish_peer_slot(PeerSlot &s, cl_int status)
   s.dst = s.size_buf = nullptr;
 }
 
-// Writes a migration's bytes where they belong (see migrate_in), then
-// completes its user event with the outcome.
+// The last chunk of a migration is in: the image is written now (whole),
+// a buffer's chunk writes are waited for; then the content size, and the
+// user event and the command complete with the outcome.
 void Session::write_peer_slot(PeerSlot &s)
 {
   const size_t origin[3] = {0, 0, 0};
   const uint8_t *bytes = s.staging->data();
-  cl_int err =
-      s.image ? clEnqueueWriteImage(s.tq, s.dst, CL_TRUE, origin, s.region, 0,
-                                    0, bytes, 0, nullptr, nullptr)
-              : clEnqueueWriteBuffer(s.tq, s.dst, CL_TRUE, 0, s.size, bytes, 0,
-                                     nullptr, nullptr);
+  cl_int err = CL_SUCCESS;
+  if (s.image)
+    err = clEnqueueWriteImage(s.tq, s.dst, CL_TRUE, origin, s.region, 0, 0,
+                              bytes, 0, nullptr, nullptr);
+  else if (s.last_write != nullptr) {
+    clWaitForEvents(1, &s.last_write);
+    clGetEventInfo(s.last_write, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                   sizeof err, &err, nullptr);
+  }
   if (err == CL_SUCCESS && s.size_buf != nullptr)
     err = clEnqueueWriteBuffer(s.tq, s.size_buf, CL_TRUE, 0, 8, bytes + s.size,
                                0, nullptr, nullptr);
@@ -247,6 +255,87 @@ void Session::write_peer_slot(PeerSlot &s)
     LOG_WARN(sid_, "writing a migration's %llu bytes failed: %d",
              (unsigned long long)s.size, err);
   finish_peer_slot(s, err == CL_SUCCESS ? CL_COMPLETE : err);
+}
+
+// One PEER_DATA (its header and body read): the chunk goes into the
+// staging and, for a buffer, straight on to the device.  False on a
+// violation (the link is closed).
+bool Session::peer_chunk(int fd, uint32_t index, const pocl_remote_hdr &h,
+                         const pocl_remote_peer_data &pd)
+{
+  PeerSlot *s;
+  {
+    // MIGRATE_IN comes from the client, usually before the bytes.  Only
+    // this thread touches a slot between its first chunk and its last.
+    std::unique_lock<std::mutex> lock(mu_);
+    data_cv_.wait(lock,
+                  [&] { return closing_ || peer_slots_.count(h.id) > 0; });
+    if (closing_)
+      return false;
+    s = &peer_slots_.find(h.id)->second;
+  }
+  auto take = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    PeerSlot out = *s;
+    peer_slots_.erase(h.id);
+    return out;
+  };
+  const uint64_t len = h.payload_size;
+  if (s->peer != index || pd.total > s->size || pd.offset != s->received ||
+      pd.offset > pd.total || len > pd.total - pd.offset ||
+      (pd.status < 0 && len != 0) ||
+      (s->image && (pd.offset != 0 || len != pd.total))) {
+    LOG_ERR(sid_,
+            "peer %u: %llu bytes at %llu of %llu for migration %llu (%llu "
+            "bytes from peer %u, %llu in) refused",
+            index, (unsigned long long)len, (unsigned long long)pd.offset,
+            (unsigned long long)pd.total, (unsigned long long)h.id,
+            (unsigned long long)s->size, s->peer,
+            (unsigned long long)s->received);
+    PeerSlot out = take();
+    finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
+    return false;
+  }
+  bool ok = s->staging ? recv_exact(fd, s->staging->data() + pd.offset, len)
+                       : discard(fd, len);
+  if (!ok) {
+    PeerSlot out = take();
+    finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
+    return false;
+  }
+  if (pd.status < 0) {
+    PeerSlot out = take();
+    finish_peer_slot(out, pd.status);
+    sweep_failed();
+    return true;
+  }
+  s->received += len;
+  if (s->staging != nullptr && !s->image && len > 0) {
+    cl_event e = nullptr;
+    cl_int err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset, len,
+                                      s->staging->data() + pd.offset, 0,
+                                      nullptr, &e);
+    if (err != CL_SUCCESS) {
+      LOG_WARN(sid_, "writing a migration's chunk failed: %d", err);
+      PeerSlot out = take();
+      finish_peer_slot(out, err);
+      return true;
+    }
+    clFlush(s->tq);
+    if (s->last_write != nullptr)
+      clReleaseEvent(s->last_write);
+    s->last_write = e;
+  }
+  if (s->received < pd.total)
+    return true;
+  PeerSlot out = take();
+  if (out.staging == nullptr)
+    return true;
+  if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
+    memcpy(out.staging->data() + out.size, &pd.size_value, 8);
+  out.staging->size = out.received;
+  write_peer_slot(out);
+  return true;
 }
 
 // Reads one peer's messages until its connection ends.  Every byte is
@@ -280,52 +369,8 @@ void Session::run_peer(uint32_t index)
       continue;
     }
     pocl_remote_peer_data pd;
-    if (!recv_exact(fd, &pd, sizeof pd))
+    if (!recv_exact(fd, &pd, sizeof pd) || !peer_chunk(fd, index, h, pd))
       break;
-    // MIGRATE_IN comes from the client, usually before the bytes.
-    PeerSlot s;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      data_cv_.wait(lock,
-                    [&] { return closing_ || peer_slots_.count(h.id) > 0; });
-      if (closing_)
-        break;
-      auto it = peer_slots_.find(h.id);
-      s = it->second;
-      peer_slots_.erase(it);
-    }
-    if (s.peer != index || h.payload_size > s.size ||
-        (pd.status < 0 && h.payload_size != 0)) {
-      LOG_ERR(sid_,
-              "peer %u: %llu bytes for migration %llu (of %llu bytes from "
-              "peer %u) refused",
-              index, (unsigned long long)h.payload_size,
-              (unsigned long long)h.id, (unsigned long long)s.size, s.peer);
-      finish_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
-    uint64_t t0 = realtime_ns() / 1000;
-      break;
-    }
-    LOG_DEBUG(sid_, "migration %llu: %llu bytes from peer %u in %llu-%llu us",
-              (unsigned long long)h.id, (unsigned long long)h.payload_size,
-              index, (unsigned long long)t0,
-              (unsigned long long)(realtime_ns() / 1000));
-    bool ok = s.staging ? recv_exact(fd, s.staging->data(), h.payload_size)
-                        : discard(fd, h.payload_size);
-    if (!ok) {
-      finish_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
-      break;
-    }
-    if (s.staging == nullptr)
-      continue;
-    if (pd.status < 0) {
-      finish_peer_slot(s, pd.status);
-      sweep_failed();
-      continue;
-    }
-    if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
-      memcpy(s.staging->data() + s.size, &pd.size_value, 8);
-    s.staging->size = h.payload_size;
-    write_peer_slot(s);
   }
   LOG_DEBUG(sid_, "peer %u detached", index);
   {

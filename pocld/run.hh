@@ -45,7 +45,7 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   p->staging = st;
   p->flags = c.flags;
   p->kind = kind;
-  if (kind == Pending::Push) {
+  if (kind == Pending::Push || kind == Pending::PushStream) {
     p->peer = push_.peer;
     p->push_size = push_.size;
     p->push_has_size = push_.has_size;

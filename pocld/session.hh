@@ -111,8 +111,15 @@ struct Pending {
     Finish, // a FINISH: answered with a REPLY; not in events_
     Push,   // a PUSH: its bytes go to peer `peer` as PEER_DATA, and the
             // receiving server completes the event
-    MigrateIn // a MIGRATE_IN: reports the bytes its peer pushed
+    MigrateIn, // a MIGRATE_IN: reports the bytes its peer pushed
+    PushStream // a large PUSH, sent in chunks by a pusher thread
   } kind;
+  // Completed by their own thread (run_peer, the pusher), never through
+  // the runtime's callback or the waiter.
+  bool self_completing() const
+  {
+    return kind == MigrateIn || kind == PushStream;
+  }
   // User events in other platforms' contexts that mirror ev, made when a
   // command on another platform waited on it.
   std::vector<cl_event> bridges;
@@ -162,6 +169,10 @@ struct PeerSlot {
   cl_mem dst, size_buf;
   bool image;
   size_t region[3];
+  // Chunks so far (PEER_DATA come in offset order) and the last chunk's
+  // write, for buffers written as the chunks come.
+  uint64_t received;
+  cl_event last_write;
 };
 
 // A connection to a peer server's session of the same client.
@@ -289,6 +300,10 @@ private:
   // Completes the slot's user event with `status` and releases the slot.
   void finish_peer_slot(PeerSlot &s, cl_int status);
   void write_peer_slot(PeerSlot &s);
+  bool peer_chunk(int fd, uint32_t index, const pocl_remote_hdr &h,
+                  const pocl_remote_peer_data &pd);
+  void stream_push(Pending *p, std::vector<cl_event> chunks,
+                   std::vector<uint64_t> ends, cl_event size_read);
   // The session's private in-order queue on q's device, made on first use
   // (command reader only).
   cl_command_queue transfer_queue(const Queue &q, cl_int &err);
@@ -348,6 +363,7 @@ private:
 
   // Everything below belongs to the command reader thread alone.
   std::vector<cl_context> contexts_; // per platform, created on first use
+  std::vector<cl_command_queue> transfer_; // per device, see transfer_queue
   std::unordered_map<uint64_t, Queue> queues_;
   std::unordered_map<uint64_t, Mem> mems_;
   std::unordered_map<uint64_t, Program> programs_;
@@ -368,7 +384,6 @@ private:
   std::vector<Queue *> dirty_;  // queues to flush before blocking on input
 };
 
-  std::vector<cl_command_queue> transfer_; // per device, see transfer_queue
 // Marks protocol violations in open_cmd's err (not an OpenCL error code).
 constexpr cl_int kProtocolError = 1;
 

@@ -463,15 +463,21 @@ typedef struct pocl_remote_migrate
   uint32_t reserved;
 } pocl_remote_migrate;
 
-/* PEER_DATA: hdr.id is the migration event; payload_size bytes follow, the
-   first payload_size of the buffer (fewer than its size with a content
-   size).  status < 0: the push failed, no bytes.  */
+/* PEER_DATA: hdr.id is the migration event; the payload is bytes
+   [offset, offset + payload_size) of the first `total` bytes of the buffer
+   (fewer than its size with a content size).  A large buffer comes as
+   several PEER_DATA in offset order, so that the pushing server's reads,
+   the network and the receiving server's writes overlap; the migration is
+   complete once `total` bytes have arrived.  status < 0: the push failed
+   (no bytes; it ends the migration, even after some chunks).  */
 #define POCL_REMOTE_PEER_DATA_HAS_SIZE 1u
 typedef struct pocl_remote_peer_data
 {
   int32_t status;
   uint32_t flags;      /* POCL_REMOTE_PEER_DATA_HAS_SIZE */
   uint64_t size_value; /* the content-size buffer's value */
+  uint64_t offset;
+  uint64_t total;
 } pocl_remote_peer_data;
 
 /* COMPLETION.  Timestamps are the server's CLOCK_REALTIME-based
@@ -511,7 +517,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_mem_cmd) == 152, "memcmd");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_connect_peer) == 32, "cpeer");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_subscribe) == 16, "subscr");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_migrate) == 64, "migrate");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 16, "pdata");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 32, "pdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 48, "compl");
 
 /* The fixed body size of each message type, or -1 for an unknown type.

@@ -1,8 +1,9 @@
 /* matmul.c - C = A x B over all devices of one context: the rows of C are
-   split evenly between the devices, each computes its block into a buffer
-   of its own, and the blocks are gathered into one result buffer on the
-   first device with clEnqueueCopyBuffer (the runtime migrates each block
-   there: between PoCL-R servers, server to server).  The result is checked
+   split evenly between the devices, each computes its block, in PIECES
+   parts, into buffers of its own, and the parts are gathered into one
+   result buffer on the first device with clEnqueueCopyBuffer (the runtime
+   migrates each part there: between PoCL-R servers, server to server).  A
+   part moves while the device computes the next one.  The result is checked
    against a CPU reference.
 
    Usage: remote_matmul [N [DEVICES [REPEAT]]]
@@ -29,6 +30,7 @@
 
 #define TILE 16
 #define MAX_DEVICES 16
+#define PIECES 4
 
 static const char *kernel_source
     = "#define TILE 16\n"
@@ -133,9 +135,10 @@ main (int argc, char **argv)
   CHECK (err);
   cl_command_queue q[MAX_DEVICES];
   cl_kernel kern[MAX_DEVICES];
-  cl_mem part[MAX_DEVICES];
+  cl_mem part[MAX_DEVICES][PIECES];
   cl_uint row0[MAX_DEVICES], rows[MAX_DEVICES];
-  cl_uint tiles = n / TILE;
+  cl_uint prow0[MAX_DEVICES][PIECES], prows[MAX_DEVICES][PIECES];
+  cl_uint tiles = n / TILE, p;
   for (d = 0; d < ndev; ++d)
     {
       q[d] = clCreateCommandQueue (ctx, devs[d], 0, &err);
@@ -144,10 +147,20 @@ main (int argc, char **argv)
       CHECK (err);
       row0[d] = tiles * d / ndev * TILE;
       rows[d] = tiles * (d + 1) / ndev * TILE - row0[d];
-      part[d] = clCreateBuffer (ctx, CL_MEM_READ_WRITE,
-                                (size_t)rows[d] * n * sizeof (float), NULL,
-                                &err);
-      CHECK (err);
+      /* whole tiles per part; a part may be empty */
+      for (p = 0; p < PIECES; ++p)
+        {
+          cl_uint t = rows[d] / TILE;
+          prow0[d][p] = row0[d] + t * p / PIECES * TILE;
+          prows[d][p] = row0[d] + t * (p + 1) / PIECES * TILE - prow0[d][p];
+          part[d][p] = NULL;
+          if (prows[d][p] == 0)
+            continue;
+          part[d][p] = clCreateBuffer (ctx, CL_MEM_READ_WRITE,
+                                       (size_t)prows[d][p] * n * sizeof (float),
+                                       NULL, &err);
+          CHECK (err);
+        }
     }
   /* The inputs go to the first device once; the others get them from
      there (migrations between servers).  */
@@ -159,28 +172,39 @@ main (int argc, char **argv)
   for (r = 0; r <= repeat; ++r)
     {
       double t0 = now_ms ();
-      cl_event done[MAX_DEVICES];
+      cl_event done[MAX_DEVICES][PIECES];
       for (d = 0; d < ndev; ++d)
         {
-          size_t global[2] = { n, rows[d] }, local[2] = { TILE, TILE };
-          CHECK (clSetKernelArg (kern[d], 0, sizeof (cl_mem), &ba));
-          CHECK (clSetKernelArg (kern[d], 1, sizeof (cl_mem), &bb));
-          CHECK (clSetKernelArg (kern[d], 2, sizeof (cl_mem), &part[d]));
-          CHECK (clSetKernelArg (kern[d], 3, sizeof (cl_uint), &n));
-          CHECK (clSetKernelArg (kern[d], 4, sizeof (cl_uint), &row0[d]));
-          CHECK (clEnqueueNDRangeKernel (q[d], kern[d], 2, NULL, global, local,
-                                         0, NULL, &done[d]));
+          for (p = 0; p < PIECES; ++p)
+            {
+              if (part[d][p] == NULL)
+                continue;
+              size_t global[2] = { n, prows[d][p] }, local[2] = { TILE, TILE };
+              CHECK (clSetKernelArg (kern[d], 0, sizeof (cl_mem), &ba));
+              CHECK (clSetKernelArg (kern[d], 1, sizeof (cl_mem), &bb));
+              CHECK (clSetKernelArg (kern[d], 2, sizeof (cl_mem), &part[d][p]));
+              CHECK (clSetKernelArg (kern[d], 3, sizeof (cl_uint), &n));
+              CHECK (clSetKernelArg (kern[d], 4, sizeof (cl_uint),
+                                     &prow0[d][p]));
+              CHECK (clEnqueueNDRangeKernel (q[d], kern[d], 2, NULL, global,
+                                             local, 0, NULL, &done[d][p]));
+            }
           CHECK (clFlush (q[d]));
         }
-      /* gather: each block migrates to the first device and is copied into
-         place there */
-      for (d = 0; d < ndev; ++d)
-        {
-          CHECK (clEnqueueCopyBuffer (
-              q[0], part[d], bc, 0, (size_t)row0[d] * n * sizeof (float),
-              (size_t)rows[d] * n * sizeof (float), 1, &done[d], NULL));
-          CHECK (clReleaseEvent (done[d]));
-        }
+      /* gather: each part migrates to the first device, as soon as it is
+         computed, and is copied into place there */
+      for (p = 0; p < PIECES; ++p)
+        for (d = 0; d < ndev; ++d)
+          {
+            if (part[d][p] == NULL)
+              continue;
+            CHECK (clEnqueueCopyBuffer (
+                q[0], part[d][p], bc, 0,
+                (size_t)prow0[d][p] * n * sizeof (float),
+                (size_t)prows[d][p] * n * sizeof (float), 1, &done[d][p],
+                NULL));
+            CHECK (clReleaseEvent (done[d][p]));
+          }
       CHECK (clFinish (q[0]));
       double t = now_ms () - t0;
       if (r > 0 && (best == 0 || t < best))
@@ -220,7 +244,9 @@ main (int argc, char **argv)
 
   for (d = 0; d < ndev; ++d)
     {
-      clReleaseMemObject (part[d]);
+      for (p = 0; p < PIECES; ++p)
+        if (part[d][p] != NULL)
+          clReleaseMemObject (part[d][p]);
       clReleaseKernel (kern[d]);
       clReleaseCommandQueue (q[d]);
     }

@@ -211,10 +211,10 @@ ooo_cross (void)
   CHECK (clReleaseMemObject (d));
 }
 
-/* cl_pocl_content_size: of a 1 MiB buffer only the first 4 KiB are
+/* cl_pocl_content_size: of a buffer only the first `content` bytes are
    meaningful; a migration to another server and a read move just those.  */
 static void
-content_size (void)
+content_size_of (size_t bytes, uint64_t content)
 {
   cl_platform_id plat;
   CHECK (clGetDeviceInfo (devs[0], CL_DEVICE_PLATFORM, sizeof (plat), &plat,
@@ -234,15 +234,13 @@ content_size (void)
       return;
     }
   cl_int err;
-  const size_t bytes = N * sizeof (int);
-  const uint64_t content = 4096;
   cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
   cl_mem size = clCreateBuffer (ctx, CL_MEM_READ_WRITE, 8, NULL, &err);
   CHECK (err);
   CHECK (set_size (buf, size));
   int *h = xmalloc (bytes);
   size_t i;
-  for (i = 0; i < N; ++i)
+  for (i = 0; i < bytes / 4; ++i)
     h[i] = (int)i;
   CHECK (clEnqueueWriteBuffer (queues[src], buf, CL_TRUE, 0, bytes, h, 0, NULL,
                                NULL));
@@ -287,12 +285,21 @@ content_size (void)
   CHECK (clReleaseMemObject (size));
 }
 
-/* Explicit migrations around all devices, the data checked at the end.  */
+/* 4 KiB of 1 MiB (one message), and 5 MiB + 12 bytes of 20 MiB: a buffer
+   that large is pushed in chunks, and the content size ends mid-chunk.  */
 static void
-explicit_migration (void)
+content_size (void)
+{
+  content_size_of (N * sizeof (int), 4096);
+  content_size_of (20u << 20, (5u << 20) + 12);
+}
+
+/* Explicit migrations around all devices, the data checked at the end: a
+   small buffer, and one of 18 MiB that moves in chunks.  */
+static void
+explicit_migration_of (size_t n)
 {
   cl_int err;
-  const size_t n = 1000;
   int *h = xmalloc (n * sizeof (int));
   size_t i;
   for (i = 0; i < n; ++i)
@@ -313,6 +320,13 @@ explicit_migration (void)
       fail ("element %zu is %d after the migrations", i, h[i]);
   free (h);
   CHECK (clReleaseMemObject (buf));
+}
+
+static void
+explicit_migration (void)
+{
+  explicit_migration_of (1000);
+  explicit_migration_of ((18u << 20) / 4 + 5);
 }
 
 int
