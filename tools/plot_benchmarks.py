@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Plots doc/data/*.csv (figures measured on the GPU machine, see
+doc/benchmarks.md) into doc/benchmarks-h200x2.png.  Needs matplotlib (PyPI):
+    python3 -m venv v && v/bin/pip install matplotlib && v/bin/python tools/plot_benchmarks.py
+"""
+import csv
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "doc")
+
+
+def rows(name):
+    with open(os.path.join(DOC, "data", name)) as f:
+        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+
+
+def main():
+    mig = rows("h200x2-migrations.csv")
+    mm = rows("h200x2-matmul.csv")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.5))
+    sizes = [int(r["bytes"]) for r in mig]
+    labels = {"0afe65d": "write behind a user event",
+              "1ac330b": "write on arrival",
+              "29f42c0": "streamed in 4 MiB chunks"}
+    for commit, label in labels.items():
+        gbps = [s / float(r[commit]) / 1e3 for s, r in zip(sizes, mig)]
+        a.plot(sizes, gbps, marker="o", label=f"{label} ({commit})")
+    a.axhline(4.7, color="grey", linestyle="--", label="loopback TCP, one stream")
+    a.set_xscale("log", base=2)
+    a.set_xlabel("buffer size (bytes)")
+    a.set_ylabel("GB/s")
+    a.set_title("Migration between two pocld, one per H200")
+    a.legend(fontsize=8)
+    a.grid(True, alpha=0.3)
+
+    width = 0.25
+    xs = range(len(mm))
+    for k, (col, label) in enumerate([("native", "native NVIDIA"),
+                                      ("remote_1gpu", "1 remote GPU"),
+                                      ("remote_2gpu", "2 remote GPUs")]):
+        b.bar([x + (k - 1) * width for x in xs], [float(r[col]) for r in mm],
+              width, label=label)
+    b.set_xticks(list(xs))
+    b.set_xticklabels([f"{r['n']} x {r['n']}" for r in mm])
+    b.set_yscale("log")
+    b.set_ylabel("ms (best of 5)")
+    b.set_title("examples/remote/matmul")
+    b.legend(fontsize=8)
+    b.grid(True, axis="y", alpha=0.3)
+    fig.suptitle("PoCL-R on nvidia-h200-x2, 2026-11-21")
+    fig.tight_layout()
+    out = os.path.join(DOC, "benchmarks-h200x2.png")
+    fig.savefig(out, dpi=110)
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
