@@ -609,6 +609,8 @@ static int
 pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
 {
   remote_device_data *d = (remote_device_data *)device->data;
+  if (pocl_remote_dead (d->server))
+    return CL_DEVICE_NOT_AVAILABLE;
   pocl_remote_create_queue cq;
   memset (&cq, 0, sizeof (cq));
   cq.queue_id = queue->id;
@@ -621,8 +623,15 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
   if (queue->data == NULL)
     return CL_OUT_OF_HOST_MEMORY;
   pthread_cond_init ((pthread_cond_t *)queue->data, NULL);
-  return pocl_remote_request (d->server, POCL_RMSG_CREATE_QUEUE, &cq,
-                              sizeof (cq), NULL, 0, NULL, NULL);
+  /* Asynchronous: clCreateContext creates its default queues under PoCL's
+     global context lock, which the reader thread takes when a completion
+     frees the last command of a released context (clReleaseContext always
+     locks it); waiting for the reply here deadlocked (CLBlast's tests: a
+     new context per routine).  The properties were checked against the
+     server's device already; a failure surfaces in the queue's commands.  */
+  pocl_remote_request_async (d->server, POCL_RMSG_CREATE_QUEUE, &cq,
+                             sizeof (cq), NULL, 0);
+  return CL_SUCCESS;
 }
 
 static int
