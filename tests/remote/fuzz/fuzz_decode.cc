@@ -307,7 +307,7 @@ void dump(const char *dir)
   w.msg("migrate_in", POCL_RMSG_MIGRATE_IN, 400, &mg, sizeof mg,
         waits_payload());
   w.msg("peer_notify", POCL_RMSG_PEER_NOTIFY, 0, &nt, sizeof nt, {});
-  pocl_remote_peer_data pd{0, POCL_REMOTE_PEER_DATA_HAS_SIZE, 16};
+  pocl_remote_peer_data pd{0, POCL_REMOTE_PEER_DATA_HAS_SIZE, 16, 0, 16};
   w.msg("peer_data", POCL_RMSG_PEER_DATA, 400, &pd, sizeof pd,
         std::vector<uint8_t>(16, 0x5a));
 
