@@ -13,8 +13,8 @@
       before the check); an in-bounds one returns its bytes.
    3. The same for READ_IMAGE on a 16x16 image.
    4. 1,000,000 NOTIFY_EVENTs for distinct events: the session process grows
-      by less than 40 MB (unbounded, one table entry each, it grew by about
-      100 MB) and still answers.
+      by less than 40 MB (unbounded, one table entry of about 100 bytes
+      each, it would grow by some 100 MB) and still answers.
    5. Commands waiting on more than 65536 unreported foreign events: the
       session is closed, with a log line.
    6. A new session is served as before.
