@@ -366,7 +366,8 @@ void Session::complete(Pending *p, cl_int exec_status)
     if (take_output(output, p->kind == Pending::Kernel))
       send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
            output.size());
-    send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len);
+    if (!(p->flags & POCL_RCMD_SILENT))
+      send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len);
     // Retire the event: later waits on it count it as complete.  Bridges
     // are taken in the same critical section so none can be added late.
     std::vector<cl_event> bridges;

@@ -390,6 +390,10 @@ typedef struct pocl_remote_wait
 /* READ, COPY: mem_cmd.size_id names the source's cl_pocl_content_size
    buffer; only the bytes before the content size are transferred.  */
 #define POCL_RCMD_CONTENT_SIZE 8u
+/* MARKER: no COMPLETION; the client completes the event itself (it knows
+   when the marker's dependencies are done).  The marker still orders the
+   server's queue and can be waited on, and subscribed to.  */
+#define POCL_RCMD_SILENT 16u
 
 /* The part common to every enqueued command.  */
 typedef struct pocl_remote_cmd

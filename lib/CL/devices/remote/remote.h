@@ -53,6 +53,10 @@ typedef struct remote_server
   /* Each sender writes a whole message under its socket's lock.  */
   pthread_mutex_t cmd_send_lock;
   pthread_mutex_t data_send_lock;
+  /* Held across a WRITE* and its DATA: pocld matches DATA to the writes in
+     command order, and writes leave from several threads (held migrations
+     go out from reader threads).  */
+  pthread_mutex_t data_order_lock;
 
   /* Synchronous requests waiting for a REPLY, and in-flight commands
      waiting for a COMPLETION.  */
@@ -109,6 +113,9 @@ struct remote_event
   /* a host-to-device migration held until its dependencies are done: they
      may still be bringing mem_host_ptr up to date */
   _cl_command_node *held;
+  /* clEnqueueMigrateMemObjects' own command, completed by the client when
+     its dependencies are (see local_noop) */
+  int local;
   /* the server's completion, held while dependencies are still pending */
   int deferred;
   pocl_remote_completion completion;

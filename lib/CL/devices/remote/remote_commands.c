@@ -26,15 +26,16 @@ send_mem (remote_server *s, uint32_t type, remote_event *re,
 {
   int on_data_socket = data_size >= POCL_REMOTE_DATA_SOCKET_THRESHOLD;
   struct iovec iov[2] = { *waits, { (void *)data, data_size } };
-  if (on_data_socket)
-    m->cmd.flags |= POCL_RCMD_DATA_ON_DATA_SOCKET;
-  if (pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov,
-                        (data && !on_data_socket) ? 2 : 1))
-    return -1;
-  if (on_data_socket)
-    return pocl_remote_send (s, 1, POCL_RMSG_DATA, re->id, NULL, 0, &iov[1],
-                             1);
-  return 0;
+  if (!on_data_socket)
+    return pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov,
+                             data ? 2 : 1);
+  m->cmd.flags |= POCL_RCMD_DATA_ON_DATA_SOCKET;
+  pthread_mutex_lock (&s->data_order_lock);
+  int r = pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov, 1);
+  if (r == 0)
+    r = pocl_remote_send (s, 1, POCL_RMSG_DATA, re->id, NULL, 0, &iov[1], 1);
+  pthread_mutex_unlock (&s->data_order_lock);
+  return r;
 }
 
 /* Copies a 3D region of a pitched host array into a packed buffer.  */

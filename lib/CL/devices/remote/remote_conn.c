@@ -859,6 +859,7 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
   s->cmd_fd = s->data_fd = -1;
   pthread_mutex_init (&s->cmd_send_lock, NULL);
   pthread_mutex_init (&s->data_send_lock, NULL);
+  pthread_mutex_init (&s->data_order_lock, NULL);
   pthread_mutex_init (&s->table_lock, NULL);
   pthread_cond_init (&s->reply_cond, NULL);
 

@@ -115,6 +115,33 @@ fail_event (remote_server *s, remote_event *re, cl_int status)
   pocl_remote_complete (s, re, &c);
 }
 
+/* The command clEnqueueMigrateMemObjects itself enqueues only orders: the
+   migrations are the commands PoCL put before it.  When every dependency
+   is a command some server already received, its completion reaches a
+   reader thread, which then completes this one too (deferred list): no
+   message, no server round trip, no native callback.  Other dependencies
+   (user events, local devices) could complete on a thread that would
+   never look at the deferred list, so then the command goes out as a
+   marker.  */
+static int
+local_noop (_cl_command_node *node, cl_event e)
+{
+  if (node->type != CL_COMMAND_MIGRATE_MEM_OBJECTS
+      || node->command.migrate.type != ENQUEUE_MIGRATE_TYPE_NOP)
+    return 0;
+  event_node *n;
+  LL_FOREACH (e->wait_list, n)
+  {
+    cl_event dep = n->event;
+    remote_event *dre = (remote_event *)dep->data;
+    if (dep->queue == NULL || dep->queue->device->ops != e->queue->device->ops
+        || dre == NULL || !__atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE)
+        || dre->local)
+      return 0;
+  }
+  return 1;
+}
+
 static void
 pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
 {
@@ -153,6 +180,24 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
 
   node->ready = 1;
   pocl_update_event_submitted (e);
+  if (local_noop (node, e))
+    {
+      re->local = 1;
+      int now = e->wait_list == NULL;
+      POCL_UNLOCK_OBJ (e);
+      if (w != stack_waits)
+        {
+          free (w);
+          free (owners);
+        }
+      if (now)
+        {
+          pocl_remote_completion done;
+          memset (&done, 0, sizeof (done));
+          pocl_remote_complete (s, re, &done);
+        }
+      return;
+    }
   /* The bytes of a host-to-device migration are mem_host_ptr's as it is
      when they are sent: with dependencies pending (an export from another
      device still on its way) they leave from pocl_remote_notify_dep.  */
@@ -296,6 +341,19 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
   if (re && re->held && event->wait_list == NULL)
     {
       send_held (re, event);
+      return;
+    }
+  if (re && re->local)
+    {
+      if (finished->status < 0 && re->completion.status == CL_COMPLETE)
+        re->completion.status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+      if (event->wait_list == NULL)
+        {
+          pthread_mutex_lock (&deferred_lock);
+          re->deferred_next = deferred_list;
+          __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
+          pthread_mutex_unlock (&deferred_lock);
+        }
       return;
     }
   /* called with both events locked: only queue the held completion */
