@@ -5,7 +5,8 @@ Two nested ctest runs over the same build tree, in this order:
   1. on the local pthread device (POCL_DEVICES=pthread): the baseline,
   2. through the remote driver against the fixture's pocld (run_remote.sh sets
      POCL_DEVICES=remote and POCL_REMOTE0_PARAMETERS).
-Both exclude our own tests (label "remote"), so this test never recurses, and both skip
+Both exclude our own tests (labels "remote" and "clients"), so this test never recurses
+and never starts a second fixture on the same state file, and both skip
 the upstream tests that pin POCL_DEVICES in their ENVIRONMENT property (they would run
 on that local device either way, so they say nothing about the remote driver).
 
@@ -212,9 +213,10 @@ def main():
     rem = make_nest(work, "remote", build)
 
     tests = list_tests(args.ctest, pth, env)
-    ours = sorted(n for n, (labels, _) in tests.items() if "remote" in labels)
+    ours = sorted(n for n, (labels, _) in tests.items()
+                  if "remote" in labels or "clients" in labels)
     pinned = sorted(n for n, (labels, environ) in tests.items()
-                    if "remote" not in labels
+                    if n not in ours
                     and any(e.startswith("POCL_DEVICES=") for e in environ))
     upstream = sorted(n for n in tests if n not in ours and n not in pinned)
     log("upstream tests: %d compared, %d skipped because they pin POCL_DEVICES: %s"
@@ -233,7 +235,7 @@ def main():
                                for n in sorted(names))] if names else []
 
     # -LE: never run our own tests (this one included); -E: the pinned ones, exactly.
-    common = [args.ctest, "-LE", "^remote$", "-j%d" % args.jobs,
+    common = [args.ctest, "-LE", "^(remote|clients)$", "-j%d" % args.jobs,
               "--timeout", str(args.timeout), "--no-tests=error"]
 
     # 1. Baseline on the local pthread device.
