@@ -28,13 +28,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "$name: FAIL: interrupted"; exit 1' INT TERM
 
-# start_server INDEX SERVED_DEVICES: prints the port
-start_server() {
-  local state=$work/$name-$1.state
-  states+=("$state")
-  POCLD_SERVED_DEVICES=$2 "$fixture" start "$state" "$pocld" "$build" >&2 || return 1
-  sed -n 's/^POCLD_PORT=//p' "$state" | head -n1
-}
 
 case $mode in
   two) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0") ;;
@@ -46,9 +39,14 @@ esac
 
 ports=()
 for i in "${!served[@]}"; do
-  # The state file's name, not the port, links it to the server index.
-  port=$(start_server "$i" "${served[$i]}") || { echo "$name: FAIL: server $i did not start"; exit 1; }
-  ports+=("$port")
+  # Recorded before the start, in this shell, so that cleanup stops it.
+  state=$work/$name-$i.state
+  states+=("$state")
+  if ! POCLD_SERVED_DEVICES=${served[$i]} "$fixture" start "$state" "$pocld" "$build" >&2; then
+    echo "$name: FAIL: server $i did not start"
+    exit 1
+  fi
+  ports+=("$(sed -n 's/^POCLD_PORT=//p' "$state" | head -n1)")
 done
 export POCL_DEVICES=$devices OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
 for i in "${!params[@]}"; do

@@ -40,6 +40,8 @@ typedef struct remote_server
   /* bit i: a peer link to server i is up; set under the servers lock, read
      lock-free on the command path, hence atomic */
   uint64_t peers;
+  /* bit i: a CONNECT_PEER to server i awaits its reply (servers lock) */
+  uint64_t linking;
   /* bytes this client sent and received on the server's sockets, and bytes
      the server reported receiving from peers for migrations */
   uint64_t bytes_sent, bytes_received, peer_bytes;
@@ -150,7 +152,7 @@ void pocl_remote_event_insert (remote_server *s, remote_event *re);
 remote_event *pocl_remote_event_take (remote_server *s, uint64_t id);
 uint64_t pocl_remote_server_to_client_time (remote_server *s, uint64_t ts);
 void pocl_remote_server_lost (remote_server *s);
-cl_int pocl_remote_peer_link (remote_server *a, remote_server *b);
+void pocl_remote_peer_link (remote_server *a, remote_server *b);
 static inline int
 pocl_remote_linked (const remote_server *a, const remote_server *b)
 {

@@ -27,6 +27,7 @@ struct remote_request
   uint64_t id;
   int done;
   int detached; /* nobody waits: the reader frees it */
+  remote_server *link; /* CONNECT_PEER: the peer, linked on success */
   uint32_t type;
   cl_int status;
   void *payload;
@@ -292,6 +293,28 @@ pocl_remote_server_to_client_time (remote_server *s, uint64_t ts)
   return ts ? (uint64_t)((int64_t)ts - s->clock_offset_ns) : 0;
 }
 
+/* The reply to a CONNECT_PEER of a to b.  */
+static void
+peer_linked (remote_server *a, remote_server *b, cl_int status)
+{
+  pthread_mutex_lock (&servers_lock);
+  if (status == CL_SUCCESS)
+    {
+      __atomic_fetch_or (&a->peers, (uint64_t)1 << b->index, __ATOMIC_RELEASE);
+      __atomic_fetch_or (&b->peers, (uint64_t)1 << a->index, __ATOMIC_RELEASE);
+    }
+  /* a failed pair may be tried again by the next context */
+  a->linking &= ~((uint64_t)1 << b->index);
+  pthread_mutex_unlock (&servers_lock);
+  if (status == CL_SUCCESS)
+    POCL_MSG_PRINT_INFO ("remote: %s:%u and %s:%u are peers\n", a->host,
+                         a->port, b->host, b->port);
+  else
+    POCL_MSG_WARN ("remote: %s:%u cannot reach its peer %s:%u (%d); "
+                   "their commands synchronise through this client\n",
+                   a->host, a->port, b->peer_host, b->peer_port, status);
+}
+
 static int
 handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
@@ -335,7 +358,9 @@ handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 
   if (req->detached)
     {
-      if (r.status != CL_SUCCESS)
+      if (req->link)
+        peer_linked (s, req->link, r.status);
+      else if (r.status != CL_SUCCESS)
         POCL_MSG_ERR ("remote: request type %u failed on %s:%u: %d\n",
                       req->type, s->host, s->port, r.status);
       free (req);
@@ -875,18 +900,33 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
   return s;
 }
 
-/* Introduces a and b: a connects to b's session as its peer (one round
-   trip, once per pair), so that completions and migrated buffers between
-   them go server to server.  */
-cl_int
+/* Introduces a and b: a connects to b's session as its peer, so that
+   completions and migrated buffers between them go server to server.
+   Asynchronous: clCreateContext calls it holding PoCL's global context
+   lock, which a reader thread may need before it can read the reply; until
+   the reply, their commands synchronise through this client.  */
+void
 pocl_remote_peer_link (remote_server *a, remote_server *b)
 {
-  if (a == b || pocl_remote_linked (a, b))
-    return CL_SUCCESS;
-  if (a->index >= POCL_REMOTE_MAX_PEERS || b->index >= POCL_REMOTE_MAX_PEERS)
-    return CL_OUT_OF_RESOURCES;
-  if (pocl_remote_dead (a) || pocl_remote_dead (b))
-    return CL_DEVICE_NOT_AVAILABLE;
+  if (a == b || a->index >= POCL_REMOTE_MAX_PEERS
+      || b->index >= POCL_REMOTE_MAX_PEERS || pocl_remote_dead (a)
+      || pocl_remote_dead (b))
+    return;
+  pthread_mutex_lock (&servers_lock);
+  uint64_t bit = (uint64_t)1 << b->index;
+  int start = !(pocl_remote_linked (a, b) || pocl_remote_linked (b, a)
+                || (a->linking & bit) || (b->linking & ((uint64_t)1 << a->index)));
+  if (start)
+    a->linking |= bit;
+  pthread_mutex_unlock (&servers_lock);
+  if (!start)
+    return;
+  remote_request *req = calloc (1, sizeof (remote_request));
+  if (req == NULL)
+    {
+      peer_linked (a, b, CL_OUT_OF_HOST_MEMORY);
+      return;
+    }
   pocl_remote_connect_peer c;
   memset (&c, 0, sizeof (c));
   c.self_index = a->index;
@@ -895,20 +935,15 @@ pocl_remote_peer_link (remote_server *a, remote_server *b)
   c.host_len = (uint32_t)strlen (b->peer_host);
   memcpy (c.session_id, b->session_id, 16);
   struct iovec host = { b->peer_host, c.host_len };
-  cl_int err = pocl_remote_request (a, POCL_RMSG_CONNECT_PEER, &c, sizeof (c),
-                                    &host, 1, NULL, NULL);
-  if (err != CL_SUCCESS)
-    {
-      POCL_MSG_WARN ("remote: %s:%u cannot reach its peer %s:%u (%d); "
-                     "their commands synchronise through this client\n",
-                     a->host, a->port, b->peer_host, b->peer_port, err);
-      return err;
-    }
-  pthread_mutex_lock (&servers_lock);
-  __atomic_fetch_or (&a->peers, (uint64_t)1 << b->index, __ATOMIC_RELEASE);
-  __atomic_fetch_or (&b->peers, (uint64_t)1 << a->index, __ATOMIC_RELEASE);
-  pthread_mutex_unlock (&servers_lock);
-  POCL_MSG_PRINT_INFO ("remote: %s:%u and %s:%u are peers\n", a->host,
-                       a->port, b->host, b->port);
-  return CL_SUCCESS;
+  req->type = POCL_RMSG_CONNECT_PEER;
+  req->detached = 1;
+  req->link = b;
+  pthread_mutex_lock (&a->table_lock);
+  req->id = ++a->next_request_id;
+  req->next = a->requests;
+  a->requests = req;
+  pthread_mutex_unlock (&a->table_lock);
+  /* on failure the loss handler frees it with the other requests */
+  pocl_remote_send (a, 0, POCL_RMSG_CONNECT_PEER, req->id, &c, sizeof (c),
+                    &host, 1);
 }
