@@ -2,7 +2,7 @@
    raw sockets (protocol/pocl_remote_protocol.h), for tests of what pocld does
    with messages an OpenCL client would never send.  Included by a test after
    remote_test_util.c (for fail, xmalloc, clerr); the test sets server_port.
-   The same helpers as test_session_isolation.c's.  */
+   test_session_isolation.c and test_hostile_limits.c use it.  */
 
 #include "pocl_remote_protocol.h"
 
