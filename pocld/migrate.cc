@@ -60,6 +60,20 @@ cl_int read_whole(cl_command_queue q, const Mem &m, const Whole &w, void *dst,
                             waits, ev);
 }
 
+// This server's side of a migration: its queue, the buffer or image (of
+// c.size bytes) and the content-size buffer if one is named.
+cl_int check_migration(const pocl_remote_migrate &c, const Queue *q,
+                       const Mem *mem, uint64_t size_id, const Mem *size,
+                       Whole &w)
+{
+  if (q == nullptr)
+    return CL_INVALID_COMMAND_QUEUE;
+  if (mem == nullptr || (size_id && size == nullptr) || !whole(*mem, w) ||
+      w.bytes != c.size || (size != nullptr && size->size < 8))
+    return CL_INVALID_MEM_OBJECT;
+  return CL_SUCCESS;
+}
+
 } // namespace
 
 cl_command_queue Session::transfer_queue(const Queue &q, cl_int &err)
@@ -89,13 +103,7 @@ bool Session::push(const Decoded &d)
   Mem *src = find_mem(c.src_id);
   Mem *size = c.src_size_id ? find_buffer(c.src_size_id) : nullptr;
   Whole w;
-  cl_int err = CL_SUCCESS;
-  if (q == nullptr)
-    err = CL_INVALID_COMMAND_QUEUE;
-  else if (src == nullptr || (c.src_size_id && size == nullptr) ||
-           !whole(*src, w) || w.bytes != c.size ||
-           (size != nullptr && size->size < 8))
-    err = CL_INVALID_MEM_OBJECT;
+  cl_int err = check_migration(c, q, src, c.src_size_id, size, w);
   Staging *st = nullptr;
   if (err == CL_SUCCESS && (st = Staging::create(c.size + 8, 1)) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;
@@ -273,14 +281,8 @@ bool Session::migrate_in(const Decoded &d)
   Mem *dst = find_mem(c.dst_id);
   Mem *size = c.dst_size_id ? find_buffer(c.dst_size_id) : nullptr;
   Whole w;
-  cl_int err = CL_SUCCESS;
-  if (q == nullptr)
-    err = CL_INVALID_COMMAND_QUEUE;
-  else if (dst == nullptr || (c.dst_size_id && size == nullptr) ||
-           !whole(*dst, w) || w.bytes != c.size ||
-           (size != nullptr && size->size < 8))
-    err = CL_INVALID_MEM_OBJECT;
-  else if (!peer_connected(c.peer))
+  cl_int err = check_migration(c, q, dst, c.dst_size_id, size, w);
+  if (err == CL_SUCCESS && !peer_connected(c.peer))
     err = CL_DEVICE_NOT_AVAILABLE;
   Staging *st = nullptr;
   cl_event ue = nullptr;
