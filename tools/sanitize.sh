@@ -56,6 +56,8 @@ if [[ $mode == tsan ]]; then
   preload="$runtime:$work/tsan_init.so"
 fi
 export POCLD_FIXTURE_BINARY=$sdir/pocld/pocld
+# tests skip checks that a sanitizer's allocator defeats (memory growth)
+export REMOTE_TEST_SANITIZER=$mode
 export RUN_REMOTE_VENDORS=$sdir/ocl-vendors
 export RUN_REMOTE_PRELOAD=$preload
 

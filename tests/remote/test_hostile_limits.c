@@ -257,7 +257,12 @@ notify_flood (raw_session *s)
   long after = session_rss_kb ();
   note ("1,000,000 NOTIFY_EVENTs: session process %ld -> %ld KiB", before,
        after);
-  if (after - before > 40 * 1024)
+  /* A sanitizer's allocator keeps freed memory (ASan's quarantine): there
+     the growth says nothing; the plain run in the same CI checks it.  */
+  if (getenv ("REMOTE_TEST_SANITIZER"))
+    note ("memory bound not checked under %s",
+          getenv ("REMOTE_TEST_SANITIZER"));
+  else if (after - before > 40 * 1024)
     fail ("the session grew by %ld KiB for 1,000,000 reported events",
           after - before);
 }
