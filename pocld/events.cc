@@ -243,7 +243,11 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     wait_for(p);
     return;
   }
-  std::lock_guard<std::mutex> lock(sweep_mu_);
+  // sweep_failed looks only at platforms that fail commands silently; on
+  // the others (NVIDIA's) it cannot race with this registration.
+  std::unique_lock<std::mutex> lock(sweep_mu_, std::defer_lock);
+  if (devs_.platforms[p->platform].silent_failures)
+    lock.lock();
   t_registering = p;
   err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
   t_registering = nullptr;
@@ -402,10 +406,11 @@ void Session::complete(Pending *p, cl_int exec_status)
 }
 
 // Completes the commands that failed without a callback
-// (Platform::silent_failures).  Runs on the command reader only, after it
-// failed a user event: such failures spread synchronously, and only this
-// thread registers callbacks, so what is found failed here is never called
-// back.  Completing one may fail bridges, hence the rounds.
+// (Platform::silent_failures).  Runs after a user event was failed (by the
+// command reader, a peer reader or the teardown): such failures spread
+// synchronously, and under sweep_mu_ no callback is being registered, so
+// what is found failed here is never called back.  Completing one may fail
+// bridges, hence the rounds.
 void Session::sweep_failed()
 {
   // Candidates are taken under the lock; one that succeeds meanwhile may be
