@@ -24,17 +24,9 @@ if [[ ! -x $bin ]]; then
 fi
 mkdir -p "$work"
 
-# Both runs at once; the CTest TIMEOUT bounds them (no timings are asserted).
-env -u POCL_REMOTE0_PARAMETERS OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
-  POCL_DEVICES=pthread "$bin" >"$work/local.log" 2>&1 &
-local_pid=$!
-"$run_remote" "$state" "$build" "$bin" >"$work/remote.log" 2>&1 &
-remote_pid=$!
-trap 'kill "$local_pid" "$remote_pid" 2>/dev/null || true' EXIT
-local_rc=0 remote_rc=0
-wait "$local_pid" || local_rc=$?
-wait "$remote_pid" || remote_rc=$?
-trap - EXIT
+# shellcheck source=run_both.sh
+source "$(dirname "$0")/run_both.sh"
+run_both "$run_remote" "$state" "$build" "$work" "$bin"
 
 # "   36 test(s) passed" lines (colour codes stripped), summed over all precisions.
 count() {
