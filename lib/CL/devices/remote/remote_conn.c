@@ -387,6 +387,19 @@ unpack_rect (char *dst, const char *src, const remote_event *re)
               src + (z * re->region[1] + y) * re->region[0], re->region[0]);
 }
 
+/* A completion whose payload could not be taken in: the connection is going
+   down.  The event is out of the table, so the loss's sweep, which may
+   already have run from the other reader, cannot find it; fail it here.  */
+static int
+fail_taken (remote_server *s, remote_event *re)
+{
+  pocl_remote_completion c;
+  memset (&c, 0, sizeof (c));
+  c.status = CL_DEVICE_NOT_AVAILABLE;
+  pocl_remote_complete (s, re, &c);
+  return -1;
+}
+
 static int
 handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
@@ -414,8 +427,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
           POCL_MSG_ERR ("remote: completion of event %" PRIu64
                         " carries %" PRIu64 " unexpected bytes\n",
                         h->id, h->payload_size);
-          pocl_remote_event_insert (s, re);
-          return -1;
+          return fail_taken (s, re);
         }
       if (re->unpack)
         {
@@ -423,17 +435,13 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
           if (tmp == NULL || rb_read (rb, tmp, h->payload_size))
             {
               free (tmp);
-              pocl_remote_event_insert (s, re);
-              return -1;
+              return fail_taken (s, re);
             }
           unpack_rect (re->dst, tmp, re);
           free (tmp);
         }
       else if (rb_read (rb, re->dst, h->payload_size))
-        {
-          pocl_remote_event_insert (s, re);
-          return -1;
-        }
+        return fail_taken (s, re);
     }
   else if (re->dst != NULL && re->dst_size > 0 && c.status == CL_COMPLETE
            && !re->partial)
