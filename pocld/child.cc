@@ -118,10 +118,17 @@ void control_loop(Session *s, int ctl)
         refuse(fd, s->sid(), m.peer, "peer index taken", true);
       continue;
     }
+    if (m.role == POCL_REMOTE_ROLE_COMMAND) {
+      LOG_INFO(s->sid(), "%s resumes the session", m.peer);
+      Resume r;
+      r.fd = fd;
+      memcpy(r.seen, m.seen, sizeof r.seen);
+      r.peer = m.peer;
+      s->offer_resume(std::move(r));
+      continue;
+    }
     if (m.role != POCL_REMOTE_ROLE_DATA) {
-      // A reconnecting command socket would be taken over here.
-      refuse(fd, s->sid(), m.peer, "session cannot take a command socket",
-             true);
+      refuse(fd, s->sid(), m.peer, "unknown role", true);
       continue;
     }
     try {
@@ -205,7 +212,12 @@ void run_session_process(int fd, int ctl, const char *peer,
     _exit(0);
   }
 
-  s->run_commands();
+  // A broken connection keeps the session for a resume (doc/reconnect.md).
+  while (s->run_commands()) {
+    s->detach();
+    if (!s->wait_resume())
+      break;
+  }
 
   // Best effort, bounded: a kernel that never returns must not keep this
   // process (and the device) busy.

@@ -106,10 +106,12 @@ const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
   bool has_id = memcmp(h.session_id, zero, sizeof zero) != 0;
   if (h.version != POCL_REMOTE_PROTOCOL_VERSION)
     return "protocol version mismatch";
-  if (h.role != role)
+  const bool resume = role == POCL_REMOTE_ROLE_DATA &&
+                      h.role == POCL_REMOTE_ROLE_COMMAND && has_id;
+  if (h.role != role && !resume)
     return "wrong role for this port";
   if (role == POCL_REMOTE_ROLE_COMMAND && has_id)
-    return "command socket with a session id";
+    return "command socket with a session id (a resume goes to the data port)";
   if (role != POCL_REMOTE_ROLE_COMMAND && !has_id)
     return "unknown session";
   if (role == POCL_REMOTE_ROLE_PEER

@@ -56,7 +56,8 @@ const char *answer_challenge(const pocl_remote_hello &hello,
 // Why a HELLO arriving with this role (the port's) must be refused, or
 // nullptr.  *answer: the peer speaks PoCL-R, so it gets a HELLO_REPLY with
 // CL_INVALID_VALUE before the close; otherwise it is closed without one.
-// A command HELLO must carry the zero session id, a data HELLO a non-zero one.
+// A command HELLO must carry the zero session id, a data HELLO a non-zero one;
+// a command HELLO with a session id (a resume) comes to the data port.
 const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer);
 
 // "address:port" of a socket's peer, for log lines.
@@ -75,8 +76,7 @@ enum CtlType : uint32_t {
   kCtlRegistered = 2,
   // listener -> session process, with a socket attached: a connection whose
   // HELLO (role `role`, this session's id) the listener has read and checked:
-  // the data socket, or a peer's connection.  A reconnecting command socket
-  // would come the same way.
+  // the data socket, a peer's connection, or a resuming command socket.
   kCtlAttach = 3,
 };
 
@@ -87,6 +87,7 @@ struct CtlMsg {
   uint32_t peer_index; // kCtlAttach of a peer connection
   uint8_t id[16];
   char peer[64]; // kCtlAttach: the socket's peer (NUL-terminated)
+  uint64_t seen[2]; // kCtlAttach of a resume: the HELLO's counts
 };
 
 // Sends one message, with `fd` attached when fd >= 0.  MSG_DONTWAIT when

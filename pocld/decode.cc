@@ -207,6 +207,8 @@ int64_t max_command_payload(uint32_t type)
   case POCL_RMSG_FREE_SAMPLER:
   case POCL_RMSG_SUBSCRIBE:
   case POCL_RMSG_NOTIFY_EVENT:
+  case POCL_RMSG_ACK:
+  case POCL_RMSG_BYE:
     return 0;
   case POCL_RMSG_CREATE_KERNEL:
     return POCL_REMOTE_MAX_STRING;

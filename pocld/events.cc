@@ -9,6 +9,7 @@
 namespace pocld {
 
 uint32_t max_pending_commands = 65536;
+int session_grace_ms = 60000;
 
 namespace {
 
@@ -371,7 +372,8 @@ void Session::complete(Pending *p, cl_int exec_status)
       send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
            output.size());
     if (!(p->flags & POCL_RCMD_SILENT))
-      send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len);
+      send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len,
+           data != nullptr ? st : nullptr);
     // Retire the event: later waits on it count it as complete.  Bridges
     // are taken in the same critical section so none can be added late.
     std::vector<cl_event> bridges;

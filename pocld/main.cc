@@ -19,6 +19,7 @@ namespace {
 constexpr long kDefaultSessions = 64;
 constexpr long kSessionsCap = 4096;
 constexpr long kPendingCap = 1L << 24;
+constexpr long kGraceCapS = 86400;
 
 volatile sig_atomic_t g_stop = 0;
 
@@ -31,7 +32,7 @@ void usage(FILE *out)
   fprintf(out,
           "usage: pocld [--address A] [--port P] [--peer-port Q] "
           "[--max-sessions N] [--max-pending C] [--psk-file F] "
-          "[--insecure]\n             [--log-level L]\n"
+          "[--insecure]\n             [--session-grace S] [--log-level L]\n"
           "Serves this host's OpenCL devices to PoCL-R clients, each "
           "session in a\nprocess of its own.\n"
           "  --address A       address to listen on, IPv4 or IPv6 "
@@ -52,10 +53,15 @@ void usage(FILE *out)
           "POCLD_PSK)\n"
           "  --insecure        serve a non-loopback address without a "
           "key\n"
+          "  --session-grace S seconds a session whose client lost its "
+          "connection\n"
+          "                    waits for it to reconnect, 0 to %ld "
+          "(default %d)\n"
           "  --log-level L     error, warn, info or debug (default info)\n"
           "  --help            this text\n",
           POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions,
-          kPendingCap, pocld::max_pending_commands, POCL_REMOTE_MIN_KEY);
+          kPendingCap, pocld::max_pending_commands, POCL_REMOTE_MIN_KEY,
+          kGraceCapS, pocld::session_grace_ms / 1000);
 }
 
 // Whether every address `address` stands for is a loopback one.
@@ -174,6 +180,14 @@ int main(int argc, char **argv)
         return 2;
       }
       pocld::max_pending_commands = static_cast<uint32_t>(n);
+    }
+    else if (opt == "--session-grace") {
+      long n = strtol(val, &end, 10);
+      if (*end != '\0' || n < 0 || n > kGraceCapS) {
+        fprintf(stderr, "pocld: bad session grace '%s'\n", val);
+        return 2;
+      }
+      pocld::session_grace_ms = static_cast<int>(n * 1000);
     }
     else if (opt == "--log-level") {
       if (!parse_level(val, pocld::log_level)) {

@@ -370,8 +370,8 @@ bool Server::hello_done(Handshake &h)
   return false;
 }
 
-// Hands a connection whose HELLO names a session to that session's process.
-// A reconnecting command socket (not supported yet) would take the same way.
+// Hands a connection whose HELLO names a session to that session's process:
+// a data socket, a peer's connection or a resuming command socket.
 void Server::route(int fd, const pocl_remote_hello &hello, const char *peer)
 {
   SessionId id;
@@ -383,6 +383,7 @@ void Server::route(int fd, const pocl_remote_hello &hello, const char *peer)
     m.type = kCtlAttach;
     m.role = hello.role;
     m.peer_index = hello.peer_index;
+    memcpy(m.seen, hello.seen, sizeof m.seen);
     memcpy(m.id, id.data(), sizeof m.id);
     snprintf(m.peer, sizeof m.peer, "%s", peer);
     // The session's readers block on their sockets.

@@ -4,6 +4,7 @@
 #include "log.hh"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -111,22 +112,90 @@ void Session::shutdown_sockets()
   }
 }
 
-bool Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
-                   size_t body_len, const void *payload, uint64_t payload_len)
+void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
+                   size_t body_len, const void *payload, uint64_t payload_len,
+                   Staging *keep)
 {
   // Without a data socket (a client that never opened one) everything goes
   // on the command socket.
-  Channel &c = (s == Sock::Data && data_.fd.load() >= 0) ? data_ : cmd_;
+  Channel &c = (s == Sock::Data && has_data_.load()) ? data_ : cmd_;
   std::lock_guard<std::mutex> lock(c.mu);
-  if (broken_.load(std::memory_order_relaxed))
+  if (type != POCL_RMSG_ACK) {
+    OutMsg &o = c.log.emplace_back();
+    o.seq = ++c.sent;
+    o.hdr = pocl_remote_hdr{type, uint32_t(body_len), payload_len, id};
+    memcpy(o.body, body, body_len);
+    o.keep = keep;
+    if (keep != nullptr) {
+      keep->refs.fetch_add(1, std::memory_order_relaxed);
+      o.payload = static_cast<const uint8_t *>(payload);
+    } else {
+      const uint8_t *p = static_cast<const uint8_t *>(payload);
+      o.owned.assign(p, p + payload_len);
+      o.payload = o.owned.data();
+    }
+  }
+  int fd = c.fd.load();
+  if (fd < 0 || send_msg(fd, type, id, body, body_len, payload, payload_len))
+    return;
+  // A client that is gone or stopped reading (SO_SNDTIMEO): it may resume.
+  LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
+           strerror(errno));
+  drop_connection();
+}
+
+void Session::drop_connection()
+{
+  for (Channel *c : {&cmd_, &data_}) {
+    int fd = c->fd.load();
+    if (fd >= 0)
+      shutdown(fd, SHUT_RDWR);
+  }
+}
+
+void Session::trim(Channel &c, uint64_t seen)
+{
+  while (!c.log.empty() && c.log.front().seq <= seen) {
+    if (c.log.front().keep != nullptr)
+      c.log.front().keep->unref();
+    c.log.pop_front();
+  }
+}
+
+bool Session::replay(Channel &c, int fd, uint64_t seen)
+{
+  if (seen > c.sent)
     return false;
-  if (send_msg(c.fd.load(), type, id, body, body_len, payload, payload_len))
-    return true;
-  // A peer that is gone or stopped reading (SO_SNDTIMEO): end the session.
-  LOG_WARN(sid_, "send failed (%s), closing the session", strerror(errno));
-  broken_ = true;
-  shutdown_sockets();
-  return false;
+  trim(c, seen);
+  for (const OutMsg &o : c.log)
+    if (!send_msg(fd, o.hdr.type, o.hdr.id, o.body, o.hdr.body_size,
+                  o.payload, o.hdr.payload_size))
+      return false;
+  return true;
+}
+
+bool Session::ack(const Msg &m)
+{
+  auto a = load<pocl_remote_ack>(m.body);
+  for (int i = 0; i < 2; ++i) {
+    Channel &c = i ? data_ : cmd_;
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (a.seen[i] > c.sent)
+      return false;
+    trim(c, a.seen[i]);
+  }
+  return true;
+}
+
+// The client drops its copies of what we acknowledge: one ACK per kAckEvery
+// messages on either socket keeps its replay log short.
+constexpr uint64_t kAckEvery = 64;
+
+void Session::send_ack()
+{
+  pocl_remote_ack a{{seen_[0].load(), seen_[1].load()}};
+  acked_cmd_ = a.seen[0];
+  send(Sock::Command, POCL_RMSG_ACK, 0, &a, sizeof a, nullptr, 0);
 }
 
 void Session::reply(uint64_t id, cl_int status, const void *payload,
@@ -161,7 +230,7 @@ void Session::flush_dirty()
   dirty_.clear();
 }
 
-void Session::run_commands()
+bool Session::run_commands()
 {
   MsgReader reader(cmd_.fd.load(), sid_);
   Msg m;
@@ -171,16 +240,123 @@ void Session::run_commands()
     if (!dirty_.empty() && !reader.has_message())
       flush_dirty();
     MsgReader::Status st = reader.next(m);
+    if (st == MsgReader::Status::Closed)
+      return true;
     if (st != MsgReader::Status::Ok)
-      break;
-    if (!dispatch(m)) {
+      return false;
+    if (m.hdr.type == POCL_RMSG_BYE) {
+      LOG_INFO(sid_, "the client said goodbye");
+      return false;
+    }
+    if (m.hdr.type == POCL_RMSG_ACK ? !ack(m) : !dispatch(m)) {
       LOG_ERR(sid_,
               "protocol violation in message type %u id %llu, "
               "closing the session",
               m.hdr.type, (unsigned long long)m.hdr.id);
-      break;
+      return false;
     }
+    if (m.hdr.type != POCL_RMSG_ACK &&
+        seen_[0].fetch_add(1, std::memory_order_relaxed) + 1 -
+                acked_cmd_.load(std::memory_order_relaxed) >=
+            kAckEvery)
+      send_ack();
   }
+}
+
+void Session::detach()
+{
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(cmd_.mu);
+    fd = cmd_.fd.exchange(-1);
+  }
+  if (fd >= 0) {
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+  }
+  {
+    std::lock_guard<std::mutex> lock(data_.mu);
+    fd = data_.fd.exchange(-1);
+  }
+  if (fd >= 0)
+    shutdown(fd, SHUT_RDWR);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    data_stop_ = true;
+    data_cv_.notify_all();
+    data_cv_.wait(lock, [&] { return !data_running_; });
+  }
+  // Closed only now: the data reader used it until it ended.
+  if (fd >= 0)
+    close(fd);
+  LOG_INFO(sid_, "the client's connection broke; keeping the session for "
+                 "%d ms",
+           session_grace_ms);
+}
+
+void Session::offer_resume(Resume r)
+{
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) {
+      send_hello_reply(r.fd, CL_INVALID_VALUE, id_.data(), 0);
+      close(r.fd);
+      return;
+    }
+    if (pending_.fd >= 0)
+      close(pending_.fd); // superseded by the newer one
+    pending_ = std::move(r);
+  }
+  resume_cv_.notify_all();
+  drop_connection();
+}
+
+bool Session::wait_resume()
+{
+  Resume r;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (fatal_ ||
+        !resume_cv_.wait_for(lock, std::chrono::milliseconds(session_grace_ms),
+                             [&] { return pending_.fd >= 0 || closing_; }) ||
+        closing_) {
+      LOG_INFO(sid_, "no resume within %d ms", session_grace_ms);
+      return false;
+    }
+    r = std::move(pending_);
+    pending_ = Resume{};
+    client_seen_data_ = r.seen[1];
+    data_stop_ = false;
+  }
+  uint64_t seen[2] = {seen_[0].load(), seen_[1].load()};
+  bool bad_count;
+  {
+    std::lock_guard<std::mutex> lock(data_.mu);
+    bad_count = r.seen[1] > data_.sent;
+  }
+  size_t replayed;
+  {
+    std::lock_guard<std::mutex> lock(cmd_.mu);
+    if (bad_count ||
+        !send_hello_reply(r.fd, CL_SUCCESS, id_.data(),
+                          uint32_t(devs_.devices.size()), seen) ||
+        !replay(cmd_, r.fd, r.seen[0])) {
+      LOG_WARN(sid_, "resume from %s failed (bad counts or a broken socket)",
+               r.peer.c_str());
+      close(r.fd);
+      return true; // the next attempt may do better; the grace restarts
+    }
+    replayed = cmd_.log.size();
+    cmd_.fd = r.fd;
+  }
+  acked_cmd_ = seen[0];
+  LOG_INFO(sid_,
+           "resumed from %s: we had %llu + %llu of its messages, it had "
+           "%llu + %llu of ours; re-sent %zu",
+           r.peer.c_str(), (unsigned long long)seen[0],
+           (unsigned long long)seen[1], (unsigned long long)r.seen[0],
+           (unsigned long long)r.seen[1], replayed);
+  return true;
 }
 
 bool Session::dispatch(const Msg &m)
@@ -228,14 +404,17 @@ bool Session::dispatch(const Msg &m)
 bool Session::attach_data(int fd)
 {
   std::lock_guard<std::mutex> lock(mu_);
-  if (closing_ || data_.fd.load() >= 0)
+  if (closing_ || data_running_ || data_.fd.load() >= 0)
     return false;
-  // The reply goes out before the socket is published, so that no
-  // completion can precede it.
+  // The reply, then the messages the client missed, go out before the
+  // socket is published, so that nothing can overtake them.
+  std::lock_guard<std::mutex> dlock(data_.mu);
   if (!send_hello_reply(fd, CL_SUCCESS, id_.data(),
-                        static_cast<uint32_t>(devs_.devices.size())))
+                        static_cast<uint32_t>(devs_.devices.size())) ||
+      !replay(data_, fd, client_seen_data_))
     return false;
   data_.fd = fd;
+  has_data_ = true;
   data_running_ = true;
   return true;
 }
@@ -273,6 +452,8 @@ void Session::run_data()
     DecodeError e;
     if (!check_data_header(h, e)) {
       LOG_ERR(sid_, "%s", e.why);
+      std::lock_guard<std::mutex> lock(mu_);
+      fatal_ = true;
       break;
     }
     // The command reader registers the slot when it handles the WRITE*;
@@ -280,8 +461,10 @@ void Session::run_data()
     DataSlot s;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      data_cv_.wait(lock, [&] { return !data_slots_.empty() || closing_; });
-      if (closing_)
+      data_cv_.wait(lock, [&] {
+        return !data_slots_.empty() || closing_ || data_stop_;
+      });
+      if (closing_ || data_stop_)
         break;
       s = data_slots_.front();
       data_slots_.pop_front();
@@ -293,12 +476,16 @@ void Session::run_data()
               (unsigned long long)h.id, (unsigned long long)h.payload_size,
               (unsigned long long)s.id, (unsigned long long)s.size);
       fail_slot(s);
+      std::lock_guard<std::mutex> lock(mu_);
+      fatal_ = true;
       break;
     }
     bool ok = s.staging ? recv_exact(fd, s.staging->data(), s.size)
                         : discard(fd, s.size);
     if (!ok) {
-      fail_slot(s);
+      // Cut inside the bytes: the client sends them again after a resume.
+      std::lock_guard<std::mutex> lock(mu_);
+      data_slots_.push_front(s);
       break;
     }
     if (s.ue != nullptr) {
@@ -307,9 +494,11 @@ void Session::run_data()
     }
     if (s.staging != nullptr)
       s.staging->unref();
+    if (seen_[1].fetch_add(1, std::memory_order_relaxed) % 16 == 15)
+      send_ack(); // each DATA may hold much of the client's memory
   }
-  // Writes cannot complete without the data socket: end the session.
-  shutdown_sockets();
+  // Writes cannot complete without the data socket: have the client resume.
+  drop_connection();
   std::lock_guard<std::mutex> lock(mu_);
   data_running_ = false;
   data_cv_.notify_all();

@@ -11,12 +11,17 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace pocld {
+
+// How long a session whose client connections broke waits for the client
+// to resume it (--session-grace); set by main before any fork.
+extern int session_grace_ms;
 
 // Commands one session may have sent and not yet seen completed; more fail
 // with CL_OUT_OF_RESOURCES (no backpressure: the commands may wait on a
@@ -182,6 +187,25 @@ struct PeerLink {
   bool broken = false;
 };
 
+// A message sent to the client and kept until the client acknowledges it,
+// for a resume.  The payload points into `keep` (a read's staging, one
+// reference held) or into `owned`.
+struct OutMsg {
+  uint64_t seq;
+  pocl_remote_hdr hdr;
+  uint8_t body[sizeof(pocl_remote_completion)];
+  const uint8_t *payload;
+  Staging *keep;
+  std::vector<uint8_t> owned;
+};
+
+// The client's sockets, handed over by the listener for a resume.
+struct Resume {
+  int fd = -1;
+  uint64_t seen[2] = {0, 0};
+  std::string peer;
+};
+
 class Session {
 public:
   Session(const Devices &devs, const SessionId &id, int cmd_fd);
@@ -192,8 +216,19 @@ public:
   const SessionId &id() const { return id_; }
   const char *sid() const { return sid_; }
 
-  // The command reader: runs until the socket closes or a protocol error.
-  void run_commands();
+  // The command reader: runs until the socket closes (true: the client may
+  // resume) or the session must end (a protocol violation, BYE: false).
+  bool run_commands();
+  // After run_commands returned true: closes the client's sockets and waits
+  // for the data reader to end.
+  void detach();
+  // Waits up to session_grace_ms for a resume and takes it: the counts
+  // go back, the command log is replayed, run_commands may go on.  False:
+  // the session ends.
+  bool wait_resume();
+  // From the control thread: the client's new command socket.  A session
+  // that still thinks itself connected drops the old connection.
+  void offer_resume(Resume r);
   // After run_commands: ends the data reader, waits for the native commands
   // still queued and releases every object of the session.
   void teardown();
@@ -204,7 +239,7 @@ public:
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader; false if the index is taken or the session is closing.
   bool attach_peer(int fd, uint32_t index);
-  // Wakes both readers (server stop, fatal socket errors).
+  // Wakes both readers and the peer readers (server stop, teardown).
   void shutdown_sockets();
 
   // From the native runtime's event callback.
@@ -214,16 +249,32 @@ private:
   enum class Sock { Command, Data };
   enum class Outcome { Ok, Failed, Protocol };
   struct Channel {
-    std::mutex mu; // makes each message atomic on the socket
-    std::atomic<int> fd{-1};
+    std::mutex mu; // makes each message atomic on the socket; guards log
+    std::atomic<int> fd{-1}; // -1 while the client is away
+    // Sent (or waiting for a socket) and not acknowledged, oldest first;
+    // `sent` counts every logged message of the session.
+    std::deque<OutMsg> log;
+    uint64_t sent = 0;
   };
   using EventTable = std::unordered_map<uint64_t, Pending>;
 
   bool dispatch(const Msg &m);
   void flush_dirty();
 
-  bool send(Sock s, uint32_t type, uint64_t id, const void *body,
-            size_t body_len, const void *payload, uint64_t payload_len);
+  // Logs the message for a resume and writes it if the client is there.
+  // `keep`: the payload is that staging's, referenced instead of copied.
+  void send(Sock s, uint32_t type, uint64_t id, const void *body,
+            size_t body_len, const void *payload, uint64_t payload_len,
+            Staging *keep = nullptr);
+  // Shuts down the client's sockets: their readers end, the session waits
+  // for a resume.
+  void drop_connection();
+  // Writes c's logged messages after the client's count `seen` on fd,
+  // dropping those before.  False on a bad count or a failed write.
+  bool replay(Channel &c, int fd, uint64_t seen);
+  void trim(Channel &c, uint64_t seen);
+  bool ack(const Msg &m);
+  void send_ack();
   void reply(uint64_t id, cl_int status, const void *payload = nullptr,
              uint64_t payload_len = 0);
   void complete_now(uint64_t id, cl_int status);
@@ -315,7 +366,13 @@ private:
   const SessionId id_;
   char sid_[9];
   Channel cmd_, data_;
-  std::atomic<bool> broken_{false};
+  // Once a data socket was attached, Sock::Data messages are counted and
+  // logged on it, also while the client is away.
+  std::atomic<bool> has_data_{false};
+  // Client messages handled per socket (counting as in HELLO), and the
+  // counts last acknowledged.  [0]: command reader; [1]: data reader.
+  std::atomic<uint64_t> seen_[2] = {{0}, {0}};
+  std::atomic<uint64_t> acked_cmd_{0}; // seen_[0] in the last ACK
 
   // Data socket hand-over: guarded by mu_.
   std::mutex mu_;
@@ -323,6 +380,11 @@ private:
   std::deque<DataSlot> data_slots_;
   bool closing_ = false;
   bool data_running_ = false;
+  bool data_stop_ = false; // the data reader must end (detach)
+  bool fatal_ = false;     // a protocol violation: no resume
+  Resume pending_;         // a resume not taken yet
+  std::condition_variable resume_cv_;
+  uint64_t client_seen_data_ = 0; // the resume's count for the data log
   // MIGRATE_IN commands waiting for their bytes, by event id; also mu_.
   std::unordered_map<uint64_t, PeerSlot> peer_slots_;
   unsigned peers_running_ = 0; // peer readers not yet ended; also mu_

@@ -133,9 +133,11 @@ bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
 }
 
 bool send_hello_reply(int fd, int32_t status, const uint8_t session_id[16],
-                      uint32_t num_devices)
+                      uint32_t num_devices, const uint64_t *seen)
 {
   pocl_remote_hello_reply r{};
+  if (seen != nullptr)
+    memcpy(r.seen, seen, sizeof r.seen);
   r.magic = POCL_REMOTE_MAGIC;
   r.version = POCL_REMOTE_PROTOCOL_VERSION;
   r.status = status;

@@ -98,8 +98,9 @@ private:
 // partial writes.  MSG_NOSIGNAL: a dead peer gives an error, not SIGPIPE.
 bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
               size_t body_len, const void *payload, uint64_t payload_len);
+// seen: a resume's counts (pocl_remote_hello_reply), or null.
 bool send_hello_reply(int fd, int32_t status, const uint8_t session_id[16],
-                      uint32_t num_devices);
+                      uint32_t num_devices, const uint64_t *seen = nullptr);
 // Blocks until n bytes arrived; false on EOF or error.
 bool recv_exact(int fd, void *buf, uint64_t n);
 // As recv_exact, but gives up after timeout_ms in total.

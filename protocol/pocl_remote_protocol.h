@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 3u
+#define POCL_REMOTE_PROTOCOL_VERSION 4u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -132,6 +132,15 @@ typedef enum pocl_remote_msg_type
      No body; payload: the bytes.  */
   POCL_RMSG_OUTPUT = 92,
 
+  /* Both ways, on the command socket: how many messages the sender has
+     handled on each of the session's sockets (counting, see HELLO), so that
+     the receiver can drop them from its replay log.  Body: ack.  Neither
+     counted nor logged itself.  */
+  POCL_RMSG_ACK = 93,
+  /* Client to server: the application is exiting; end the session now
+     instead of keeping it for a reconnect.  No body.  */
+  POCL_RMSG_BYE = 94,
+
   /* Server to server, on a peer connection.  */
   POCL_RMSG_PEER_NOTIFY = 100, /* body: notify; an event subscribed to */
   POCL_RMSG_PEER_DATA = 101,   /* body: peer_data; payload: the bytes */
@@ -158,7 +167,18 @@ typedef struct pocl_remote_hdr
    session id asks for a new session; the data socket then presents the id
    it was given.  A peer connection presents the id of the session it joins
    (the client handed it over in CONNECT_PEER) and, in peer_index, the
-   client's index of the connecting server.  nonce: fresh random bytes.  */
+   client's index of the connecting server.  nonce: fresh random bytes.
+
+   Resume (doc/reconnect.md): a client whose connections broke sends a
+   command-role HELLO with its session id to the data port, from any
+   address; the HELLO_REPLY then carries the server's counts and both sides
+   re-send from their replay logs what the other has not handled, before
+   the client's data socket presents the id again.  Counting: every message
+   after the handshake on a socket counts 1 in its direction, except ACK;
+   seen[0] counts the command socket's, seen[1] the data socket's (a
+   session without a data socket counts everything on the command socket).
+   A resume of a session the server does not have (restarted, expired) gets
+   CL_INVALID_VALUE.  */
 #define POCL_REMOTE_NONCE_SIZE 32
 #define POCL_REMOTE_MAC_SIZE 32
 #define POCL_REMOTE_ROLE_COMMAND 0u
@@ -173,6 +193,8 @@ typedef struct pocl_remote_hello
   uint8_t session_id[16];
   uint64_t client_time_ns; /* CLOCK_REALTIME, for clock-offset estimation */
   uint8_t nonce[POCL_REMOTE_NONCE_SIZE];
+  /* resume: the server's messages the client has handled; 0 otherwise */
+  uint64_t seen[2];
 } pocl_remote_hello;
 
 /* AUTH_CHALLENGE.  flags: POCL_REMOTE_AUTH_REQUIRED when the server has a
@@ -202,7 +224,14 @@ typedef struct pocl_remote_hello_reply
   uint32_t num_devices;
   uint8_t session_id[16];
   uint64_t server_time_ns; /* CLOCK_REALTIME when the reply was made */
+  /* resume: the client's messages the server has handled; 0 otherwise */
+  uint64_t seen[2];
 } pocl_remote_hello_reply;
+
+typedef struct pocl_remote_ack
+{
+  uint64_t seen[2];
+} pocl_remote_ack;
 
 /* REPLY to a synchronous request.  Payload layout per request:
    DEVICE_INFO: a sequence of pocl_remote_info_entry, each followed by its
@@ -495,10 +524,11 @@ typedef struct pocl_remote_completion
 } pocl_remote_completion;
 
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hdr) == 24, "hdr");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello) == 72, "hello");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello) == 88, "hello");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth_challenge) == 72, "ac");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth) == 32, "auth");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello_reply) == 40, "hello r");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello_reply) == 56, "hello r");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ack) == 16, "ack");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_reply) == 8, "reply");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_device_info) == 8, "devinfo");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_info_entry) == 8, "info e");
@@ -592,7 +622,10 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_cmd);
     case POCL_RMSG_DATA:
     case POCL_RMSG_OUTPUT:
+    case POCL_RMSG_BYE:
       return 0;
+    case POCL_RMSG_ACK:
+      return sizeof (pocl_remote_ack);
     case POCL_RMSG_REPLY:
       return sizeof (pocl_remote_reply);
     case POCL_RMSG_COMPLETION:

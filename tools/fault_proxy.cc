@@ -128,6 +128,9 @@ std::vector<Rule> g_rules;
 std::mt19937_64 g_rng;
 double g_random = 0; // probability of a cut per message
 int g_random_sock = -1, g_random_dir = -1;
+// Random cuts spare the first this many messages (of either direction, every
+// connection): a client's first handshake has nothing to resume.
+uint64_t g_random_after = 0, g_messages = 0;
 bool g_rst = false;
 int g_next_id[2] = {1, 1};
 uint64_t g_cuts = 0;
@@ -265,7 +268,7 @@ void plan_cut(Conn &c, int dir)
     d.cut_all = r.all;
     break;
   }
-  if (d.cut_at == UINT64_MAX && g_random > 0 &&
+  if (d.cut_at == UINT64_MAX && g_random > 0 && ++g_messages > g_random_after &&
       (g_random_sock < 0 || g_random_sock == c.sock) &&
       (g_random_dir < 0 || g_random_dir == dir) &&
       std::uniform_real_distribution<double>(0, 1)(g_rng) < g_random)
@@ -503,6 +506,7 @@ int main(int argc, char **argv)
       }
       g_random_sock = r.sock;
       g_random_dir = r.dir;
+      g_random_after = r.after;
     } else if (o == "--cut") {
       Rule r;
       std::string err;

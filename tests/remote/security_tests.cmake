@@ -38,28 +38,34 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
   set_tests_properties(remote/proxy_passthrough PROPERTIES LABELS "remote"
     FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_passthrough: FAIL")
 
-  # Cuts: until reconnecting exists, each must give the client a clean OpenCL error.
+  # Cuts: the client reconnects and resumes its session; every result must be exact and
+  # the atomic counter must show that no command was lost or run twice.
   # 32768 words = 128 KiB per transfer, so writes and reads use the data socket too.
-  # name | proxy arguments
+  # name | proxy (and test_proxy.sh) arguments | iterations
   set(proxy_cuts
-    "header|--cut sock=cmd,dir=c2s,type=WRITE,at=header,after=2"
-    "body|--cut sock=cmd,dir=c2s,type=NDRANGE,at=body,after=1"
-    "payload|--cut sock=cmd,dir=c2s,type=NDRANGE,at=payload,after=3"
-    "data_payload|--cut sock=data,dir=c2s,type=DATA,at=payload,after=2"
-    "completion|--cut sock=data,dir=s2c,type=COMPLETION,at=payload,after=1"
-    "after_messages|--cut sock=cmd,dir=s2c,at=boundary,after=40"
-    "random|--seed 7 --random 0.02"
-    "control|--cut-when-connected")
+    "header|--cut sock=cmd,dir=c2s,type=WRITE,at=header,after=2|40"
+    "body|--cut sock=cmd,dir=c2s,type=NDRANGE,at=body,after=1|40"
+    "payload|--cut sock=cmd,dir=c2s,type=NDRANGE,at=payload,after=3|40"
+    "data_payload|--cut sock=data,dir=c2s,type=DATA,at=payload,after=2|40"
+    "completion|--cut sock=data,dir=s2c,type=COMPLETION,at=payload,after=1|40"
+    "reply|--cut sock=cmd,dir=s2c,type=REPLY,at=body,after=3|40"
+    "after_messages|--cut sock=cmd,dir=s2c,at=boundary,after=40|40"
+    "control|--cut-when-connected|2000"
+    "random|--seed 7 --random 0.02,sock=any,dir=any,after=60 --min-cuts 100|600")
   foreach(entry ${proxy_cuts})
     string(FIND "${entry}" "|" bar)
     string(SUBSTRING "${entry}" 0 ${bar} cut)
     math(EXPR bar "${bar} + 1")
-    string(SUBSTRING "${entry}" ${bar} -1 args)
+    string(SUBSTRING "${entry}" ${bar} -1 rest)
+    string(FIND "${rest}" "|" bar)
+    string(SUBSTRING "${rest}" 0 ${bar} args)
+    math(EXPR bar "${bar} + 1")
+    string(SUBSTRING "${rest}" ${bar} -1 iterations)
     separate_arguments(args UNIX_COMMAND "${args}")
     add_test(NAME remote/proxy_cut_${cut}
       COMMAND "${PROXY_TEST}" proxy_cut_${cut} $<TARGET_FILE:fault_proxy> "${RUN_REMOTE}"
               "${STATE}" "${CMAKE_BINARY_DIR}" "${PROXY_WORK}" ${args}
-      -- $<TARGET_FILE:remote_test_connection_cut> 1000000 32768)
+      -- $<TARGET_FILE:remote_test_connection_cut> ${iterations} 32768)
     set_tests_properties(remote/proxy_cut_${cut} PROPERTIES LABELS "remote"
       FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_cut_${cut}: FAIL")
   endforeach()

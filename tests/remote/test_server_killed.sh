@@ -35,8 +35,9 @@ port=$(sed -n 's/^POCLD_PORT=//p' "$state" | head -n1)
 echo "$name: own pocld pid $pid on 127.0.0.1:$port"
 
 # The client bounds every step itself (alarm); this outer bound only catches a client
-# that cannot even get that far.
-timeout -k 5 150 "$run_remote" "$state" "$build" "$client" "$pid"
+# that cannot even get that far. The driver tries to reconnect to the killed pocld
+# (connection refused) for 3 s before it gives the session up.
+POCL_REMOTE_RECONNECT_TIMEOUT_MS=3000 timeout -k 5 150 "$run_remote" "$state" "$build" "$client" "$pid"
 rc=$?
 
 if [[ $rc == 124 || $rc == 137 ]]; then

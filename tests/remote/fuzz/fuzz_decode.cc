@@ -234,6 +234,14 @@ void dump(const char *dir)
   phello.role = POCL_REMOTE_ROLE_PEER;
   phello.peer_index = 1;
   w.msg("hello_peer", POCL_RMSG_HELLO, 0, &phello, sizeof phello, {});
+  pocl_remote_hello rhello = dhello;
+  rhello.role = POCL_REMOTE_ROLE_COMMAND;
+  rhello.seen[0] = 3;
+  rhello.seen[1] = 1;
+  w.msg("hello_resume", POCL_RMSG_HELLO, 0, &rhello, sizeof rhello, {});
+  pocl_remote_ack ack{{5, 2}};
+  w.msg("ack", POCL_RMSG_ACK, 0, &ack, sizeof ack, {});
+  w.msg("bye", POCL_RMSG_BYE, 0, nullptr, 0, {});
 
   pocl_remote_device_info di{0, 0};
   w.msg("device_info", POCL_RMSG_DEVICE_INFO, 1, &di, sizeof di, {});

@@ -466,14 +466,14 @@ pocl_remote_uninit (unsigned j, cl_device_id device)
 }
 
 void
-pocl_remote_mark_unavailable (remote_server *s)
+pocl_remote_set_available (remote_server *s, cl_bool available)
 {
   unsigned i;
   for (i = 0; i < num_remote_devices; ++i)
     {
       remote_device_data *d = (remote_device_data *)remote_devices[i]->data;
       if (d->server == s)
-        __atomic_store_n (&remote_devices[i]->available, CL_FALSE,
+        __atomic_store_n (&remote_devices[i]->available, available,
                           __ATOMIC_RELEASE);
     }
 }
@@ -498,6 +498,15 @@ pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
         t.peer_bytes_received
             = __atomic_load_n (&srv->peer_bytes, __ATOMIC_RELAXED);
         POCL_RETURN_GETINFO (pocl_remote_traffic, t);
+      }
+    case CL_DEVICE_AVAILABLE:
+      {
+        /* false while the connection is down (patch 0102): commands are
+           still accepted then, and run once the session is resumed */
+        remote_server *srv = ((remote_device_data *)dev->data)->server;
+        cl_bool up = dev->available
+                     && !__atomic_load_n (&srv->down, __ATOMIC_ACQUIRE);
+        POCL_RETURN_GETINFO (cl_bool, up);
       }
     case CL_DEVICE_VERSION:
       s = dev->version;

@@ -25,6 +25,29 @@
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;
 
+/* A sent message kept for a resume until the server acknowledges it
+   (doc/reconnect.md): header, then `copied` bytes (body and the payload
+   pieces that were copied), then `nref` pieces of application memory that
+   stays valid until the command completes (a command the server has not
+   handled has not completed).  */
+#define REMOTE_LOG_INLINE 448
+typedef struct remote_log_entry
+{
+  pocl_remote_hdr hdr;
+  size_t copied;
+  char *heap; /* the copied bytes when they do not fit `inl` */
+  int nref;
+  struct iovec ref[6];
+  char inl[REMOTE_LOG_INLINE];
+} remote_log_entry;
+
+/* Entries first..next-1 (message counts, from 1) at ring[seq & (cap-1)].  */
+typedef struct remote_log
+{
+  remote_log_entry *ring;
+  uint64_t cap, first, next;
+} remote_log;
+
 /* One connection (a command socket and a data socket) to one pocld.  All the
    client devices that name the same host:port share it.  */
 typedef struct remote_server
@@ -52,9 +75,23 @@ typedef struct remote_server
   /* server CLOCK_REALTIME ns minus client monotonic ns */
   int64_t clock_offset_ns;
 
-  /* Each sender writes a whole message under its socket's lock.  */
+  /* Each sender writes a whole message under its socket's lock, which also
+     guards the socket's replay log.  */
   pthread_mutex_t cmd_send_lock;
   pthread_mutex_t data_send_lock;
+  remote_log log[2]; /* [0]: command socket, [1]: data socket */
+  /* The server's counts of our messages from its last ACK, and our counts
+     of its messages (reader threads), as in pocl_remote_hello.  Atomic.  */
+  uint64_t acked[2];
+  uint64_t seen[2];
+  uint64_t seen_at_last_ack; /* seen[0] + seen[1] when we last sent one */
+  /* set while the connections are broken and a reconnect thread resumes
+     the session: senders only log (atomic) */
+  int down;
+  int rebroken; /* a reader failed while `down` was set (atomic) */
+  int leaving;  /* BYE sent: the application exits (atomic) */
+  int readers;  /* reader threads running (table_lock) */
+  pid_t pid;    /* the process that connected: only it says BYE */
   /* Held across a WRITE* and its DATA: pocld matches DATA to the writes in
      command order, and writes leave from several threads (held migrations
      go out from reader threads).  */
@@ -68,8 +105,10 @@ typedef struct remote_server
   uint64_t next_request_id;
   remote_event *events[REMOTE_EVENT_BUCKETS];
 
-  /* set once either socket fails; then every waiter gets an error.  Read
-     lock-free on the command path: only through pocl_remote_dead.  */
+  /* set once the session is lost for good (no resume within the time
+     limit, a refused resume, a protocol error); then every waiter gets an
+     error.  Read lock-free on the command path: only through
+     pocl_remote_dead.  */
   int dead;
 
   struct remote_server *next;
@@ -140,6 +179,13 @@ remote_server *pocl_remote_server_get (const char *host, uint16_t port,
 int pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
                       uint64_t id, const void *body, size_t body_size,
                       const struct iovec *payload, int payload_count);
+/* As pocl_remote_send, but payload pieces from index `stable_from` on are
+   application memory valid until the command completes: the replay log
+   references them instead of copying.  */
+int pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
+                          uint64_t id, const void *body, size_t body_size,
+                          const struct iovec *payload, int payload_count,
+                          int stable_from);
 cl_int pocl_remote_request (remote_server *s, uint32_t type, const void *body,
                             size_t body_size, const struct iovec *payload,
                             int payload_count, void **reply,
@@ -186,8 +232,25 @@ void pocl_remote_complete (remote_server *s, remote_event *re,
    held, and completed by a reader once the dependencies are.  */
 void pocl_remote_complete_deferred (void);
 
-/* remote.c */
-void pocl_remote_mark_unavailable (remote_server *s);
+/* remote_conn.c, for remote_resume.c */
+int pocl_remote_send_iov (int fd, struct iovec *iov, int count);
+int pocl_remote_connect (const char *host, uint16_t port, int timeout_ms);
+long pocl_remote_client_key (char *key);
+cl_int pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
+                              const uint8_t *session_id, const uint64_t *seen,
+                              const char *key, size_t key_len,
+                              pocl_remote_hello_reply *out, uint64_t *t0,
+                              uint64_t *t1);
+int pocl_remote_start_readers (remote_server *s);
+
+/* remote_resume.c */
+int pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
+                            int stable_from);
+void pocl_remote_log_trim (remote_log *log, uint64_t seen);
+void pocl_remote_connection_broken (remote_server *s);
+
+/* remote.c: CL_DEVICE_AVAILABLE of the server's devices */
+void pocl_remote_set_available (remote_server *s, cl_bool available);
 
 /* remote_submit.c, remote_program.c: fill their part of the ops table */
 void pocl_remote_init_submit_ops (struct pocl_device_ops *ops);

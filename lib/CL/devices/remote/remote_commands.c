@@ -18,22 +18,24 @@ pixel_size (cl_mem image)
 }
 
 /* Sends one memory command; the data, if any, follows the waits inline or
-   goes on the data socket.  */
+   goes on the data socket.  `packed`: data is our temporary copy, which the
+   replay log must copy too; otherwise it is the application's memory.  */
 static int
 send_mem (remote_server *s, uint32_t type, remote_event *re,
           pocl_remote_mem_cmd *m, struct iovec *waits, const void *data,
-          size_t data_size)
+          size_t data_size, int packed)
 {
   int on_data_socket = data_size >= POCL_REMOTE_DATA_SOCKET_THRESHOLD;
   struct iovec iov[2] = { *waits, { (void *)data, data_size } };
   if (!on_data_socket)
-    return pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov,
-                             data ? 2 : 1);
+    return pocl_remote_send_ref (s, 0, type, re->id, m, sizeof (*m), iov,
+                                 data ? 2 : 1, packed ? 2 : 1);
   m->cmd.flags |= POCL_RCMD_DATA_ON_DATA_SOCKET;
   pthread_mutex_lock (&s->data_order_lock);
   int r = pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov, 1);
   if (r == 0)
-    r = pocl_remote_send (s, 1, POCL_RMSG_DATA, re->id, NULL, 0, &iov[1], 1);
+    r = pocl_remote_send_ref (s, 1, POCL_RMSG_DATA, re->id, NULL, 0, &iov[1],
+                              1, packed ? 1 : 0);
   pthread_mutex_unlock (&s->data_order_lock);
   return r;
 }
@@ -344,7 +346,7 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
         if (src == NULL)
           return -1;
         int r = send_mem (s, image ? POCL_RMSG_WRITE_IMAGE : POCL_RMSG_WRITE,
-                          re, m, waits, src, m->data_size);
+                          re, m, waits, src, m->data_size, packed != NULL);
         free (packed);
         return r;
       }
@@ -628,7 +630,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       return -2;
     }
 
-  r = send_mem (s, type, re, &m, waits, data, data ? m.data_size : 0);
+  r = send_mem (s, type, re, &m, waits, data, data ? m.data_size : 0,
+                packed != NULL);
   free (packed);
   return r;
 }

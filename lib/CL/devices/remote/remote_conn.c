@@ -64,6 +64,7 @@ read_full (int fd, void *buf, size_t n)
 typedef struct rbuf
 {
   int fd;
+  int io_failed; /* the socket broke (not the server's messages) */
   size_t start, end;
   char data[RBUF_SIZE];
 } rbuf;
@@ -83,12 +84,12 @@ rb_read (rbuf *rb, void *dst, uint64_t n)
       if (n == 0)
         return 0;
       if (n >= RBUF_SIZE / 2)
-        return read_full (rb->fd, d, n);
+        return (rb->io_failed = read_full (rb->fd, d, n));
       ssize_t r = recv (rb->fd, rb->data, RBUF_SIZE, 0);
       if (r < 0 && errno == EINTR)
         continue;
       if (r <= 0)
-        return -1;
+        return (rb->io_failed = -1);
       rb->start = 0;
       rb->end = (size_t)r;
     }
@@ -109,8 +110,8 @@ rb_skip (rbuf *rb, uint64_t n)
   return 0;
 }
 
-static int
-send_iov (int fd, struct iovec *iov, int count)
+int
+pocl_remote_send_iov (int fd, struct iovec *iov, int count)
 {
   while (count > 0)
     {
@@ -142,13 +143,14 @@ send_iov (int fd, struct iovec *iov, int count)
 }
 
 int
-pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
-                  uint64_t id, const void *body, size_t body_size,
-                  const struct iovec *payload, int payload_count)
+pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
+                      uint64_t id, const void *body, size_t body_size,
+                      const struct iovec *payload, int payload_count,
+                      int stable_from)
 {
   struct iovec iov[8];
   pocl_remote_hdr h;
-  int i, n = 0;
+  int i, n = 0, stable = 8;
   uint64_t total = 0;
 
   assert (payload_count <= 6);
@@ -166,19 +168,38 @@ pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
       iov[n++].iov_len = body_size;
     }
   for (i = 0; i < payload_count; ++i)
-    if (payload[i].iov_len)
-      iov[n++] = payload[i];
+    {
+      if (i == stable_from)
+        stable = n;
+      if (payload[i].iov_len)
+        iov[n++] = payload[i];
+    }
 
   pthread_mutex_t *lock = data_socket ? &s->data_send_lock : &s->cmd_send_lock;
-  int fd = data_socket ? s->data_fd : s->cmd_fd;
+  remote_log *log = &s->log[data_socket];
   if (pocl_remote_dead (s))
     return -1;
   pthread_mutex_lock (lock);
-  int r = send_iov (fd, iov, n);
+  pocl_remote_log_trim (log, __atomic_load_n (&s->acked[data_socket],
+                                              __ATOMIC_ACQUIRE));
+  int r = pocl_remote_log_append (log, iov, n, stable);
+  /* A failed write is the reader's to notice: the message is logged, and
+     the reconnect sends it again.  */
+  if (r == 0 && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
+    pocl_remote_send_iov (data_socket ? s->data_fd : s->cmd_fd, iov, n);
   pthread_mutex_unlock (lock);
   __atomic_fetch_add (&s->bytes_sent, sizeof (h) + body_size + total,
                       __ATOMIC_RELAXED);
   return r;
+}
+
+int
+pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
+                  uint64_t id, const void *body, size_t body_size,
+                  const struct iovec *payload, int payload_count)
+{
+  return pocl_remote_send_ref (s, data_socket, type, id, body, body_size,
+                               payload, payload_count, payload_count);
 }
 
 /* Sends a request and blocks until its REPLY.  *reply (malloc'd, may be
@@ -344,17 +365,31 @@ handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
     }
 
   void *payload = NULL;
+  int lost = 0;
   if (h->payload_size > 0 && !req->detached)
     {
       payload = malloc (h->payload_size);
-      if (payload == NULL || rb_read (rb, payload, h->payload_size))
-        {
-          free (payload);
-          return -1;
-        }
+      lost = payload == NULL || rb_read (rb, payload, h->payload_size);
     }
-  else if (rb_skip (rb, h->payload_size))
-    return -1;
+  else
+    lost = rb_skip (rb, h->payload_size);
+  if (lost)
+    {
+      /* cut inside the payload: the server sends the reply again after a
+         resume, or the loss handler fails the request */
+      free (payload);
+      pthread_mutex_lock (&s->table_lock);
+      req->next = s->requests;
+      s->requests = req;
+      if (pocl_remote_dead (s))
+        {
+          req->status = CL_DEVICE_NOT_AVAILABLE;
+          req->done = 1;
+          pthread_cond_broadcast (&s->reply_cond);
+        }
+      pthread_mutex_unlock (&s->table_lock);
+      return -1;
+    }
 
   if (req->detached)
     {
@@ -387,9 +422,9 @@ unpack_rect (char *dst, const char *src, const remote_event *re)
               src + (z * re->region[1] + y) * re->region[0], re->region[0]);
 }
 
-/* A completion whose payload could not be taken in: the connection is going
-   down.  The event is out of the table, so the loss's sweep, which may
-   already have run from the other reader, cannot find it; fail it here.  */
+/* A completion that breaks the protocol: the session is lost, and the
+   event is out of the table, where the loss's sweep (perhaps already run
+   by the other reader) would look for it; fail it here.  */
 static int
 fail_taken (remote_server *s, remote_event *re)
 {
@@ -397,6 +432,18 @@ fail_taken (remote_server *s, remote_event *re)
   memset (&c, 0, sizeof (c));
   c.status = CL_DEVICE_NOT_AVAILABLE;
   pocl_remote_complete (s, re, &c);
+  return -1;
+}
+
+/* A completion cut inside its payload: back into the table, for the
+   server to send again after a resume.  Once the session is lost for good
+   the sweep may have passed already: then fail it here.  */
+static int
+payload_lost (remote_server *s, remote_event *re)
+{
+  pocl_remote_event_insert (s, re);
+  if (pocl_remote_dead (s) && pocl_remote_event_take (s, re->id) == re)
+    return fail_taken (s, re);
   return -1;
 }
 
@@ -435,13 +482,13 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
           if (tmp == NULL || rb_read (rb, tmp, h->payload_size))
             {
               free (tmp);
-              return fail_taken (s, re);
+              return payload_lost (s, re);
             }
           unpack_rect (re->dst, tmp, re);
           free (tmp);
         }
       else if (rb_read (rb, re->dst, h->payload_size))
-        return fail_taken (s, re);
+        return payload_lost (s, re);
     }
   else if (re->dst != NULL && re->dst_size > 0 && c.status == CL_COMPLETE
            && !re->partial)
@@ -482,6 +529,55 @@ typedef struct reader_arg
   int data_socket;
 } reader_arg;
 
+/* Acknowledge the server's messages every this many, or after a large
+   payload: the server keeps each one (read data included) until then.  */
+#define ACK_EVERY 64
+#define ACK_PAYLOAD (1u << 20)
+
+/* Sends our counts when due.  Never waits for the send lock (a sender may
+   hold it while the server, which we must keep reading, is busy): a busy
+   lock postpones the ACK to the next message.  */
+static void
+maybe_ack (remote_server *s, uint64_t payload_size)
+{
+  pocl_remote_ack a;
+  a.seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
+  a.seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
+  uint64_t total = a.seen[0] + a.seen[1];
+  if ((total - __atomic_load_n (&s->seen_at_last_ack, __ATOMIC_ACQUIRE)
+       < ACK_EVERY
+       && payload_size < ACK_PAYLOAD)
+      || pthread_mutex_trylock (&s->cmd_send_lock))
+    return;
+  if (!__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
+    {
+      pocl_remote_hdr h = { POCL_RMSG_ACK, sizeof (a), 0, 0 };
+      struct iovec iov[2] = { { &h, sizeof (h) }, { &a, sizeof (a) } };
+      pocl_remote_send_iov (s->cmd_fd, iov, 2);
+      __atomic_store_n (&s->seen_at_last_ack, total, __ATOMIC_RELEASE);
+    }
+  pthread_mutex_unlock (&s->cmd_send_lock);
+}
+
+static int
+handle_ack (remote_server *s, rbuf *rb)
+{
+  pocl_remote_ack a;
+  unsigned i;
+  if (rb_read (rb, &a, sizeof (a)))
+    return -1;
+  for (i = 0; i < 2; ++i)
+    {
+      uint64_t old = __atomic_load_n (&s->acked[i], __ATOMIC_ACQUIRE);
+      while (a.seen[i] > old
+             && !__atomic_compare_exchange_n (&s->acked[i], &old, a.seen[i],
+                                              0, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE))
+        ;
+    }
+  return 0;
+}
+
 static void *
 reader_thread (void *p)
 {
@@ -490,15 +586,15 @@ reader_thread (void *p)
   int data_socket = arg->data_socket;
   free (arg);
   rbuf *rb = malloc (sizeof (rbuf));
-  if (rb == NULL)
+  int broken = 0;
+  if (rb != NULL)
     {
-      pocl_remote_server_lost (s);
-      return NULL;
+      rb->fd = data_socket ? s->data_fd : s->cmd_fd;
+      rb->io_failed = 0;
+      rb->start = rb->end = 0;
     }
-  rb->fd = data_socket ? s->data_fd : s->cmd_fd;
-  rb->start = rb->end = 0;
 
-  for (;;)
+  while (rb != NULL)
     {
       pocl_remote_hdr h;
       if (rb_read (rb, &h, sizeof (h)))
@@ -513,6 +609,12 @@ reader_thread (void *p)
                           sizeof (h) + h.body_size + h.payload_size,
                           __ATOMIC_RELAXED);
       int r;
+      if (h.type == POCL_RMSG_ACK && !data_socket && h.payload_size == 0)
+        {
+          if (handle_ack (s, rb))
+            break;
+          continue;
+        }
       if (h.type == POCL_RMSG_REPLY && !data_socket)
         r = handle_reply (s, rb, &h);
       else if (h.type == POCL_RMSG_COMPLETION)
@@ -526,15 +628,61 @@ reader_thread (void *p)
         }
       if (r)
         break;
+      __atomic_fetch_add (&s->seen[data_socket], 1, __ATOMIC_ACQ_REL);
       pocl_remote_complete_deferred ();
+      maybe_ack (s, h.payload_size);
     }
 
+  broken = rb != NULL && rb->io_failed;
   free (rb);
-  pocl_remote_server_lost (s);
+  if (broken)
+    pocl_remote_connection_broken (s);
+  else
+    pocl_remote_server_lost (s);
+  pthread_mutex_lock (&s->table_lock);
+  --s->readers;
+  pthread_cond_broadcast (&s->reply_cond);
+  pthread_mutex_unlock (&s->table_lock);
   return NULL;
 }
 
-/* Called once by whichever reader notices the loss first.  */
+/* Starts the two reader threads of s's current sockets.  */
+int
+pocl_remote_start_readers (remote_server *s)
+{
+  int i;
+  for (i = 0; i < 2; ++i)
+    {
+      reader_arg *arg = malloc (sizeof (reader_arg));
+      if (arg == NULL)
+        return -1;
+      arg->server = s;
+      arg->data_socket = i;
+      /* Detached: a reader ends on its own when the connection does, and
+         nobody waits for it (the application may exit at any time).  */
+      pthread_attr_t attr;
+      pthread_attr_init (&attr);
+      pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+      pthread_mutex_lock (&s->table_lock);
+      ++s->readers;
+      pthread_mutex_unlock (&s->table_lock);
+      pthread_t t;
+      int r = pthread_create (&t, &attr, reader_thread, arg);
+      pthread_attr_destroy (&attr);
+      if (r)
+        {
+          pthread_mutex_lock (&s->table_lock);
+          --s->readers;
+          pthread_mutex_unlock (&s->table_lock);
+          free (arg);
+          return -1;
+        }
+    }
+  return 0;
+}
+
+/* The session is lost for good: called by a reader on a protocol error, or
+   by the reconnect thread when it gives up.  */
 void
 pocl_remote_server_lost (remote_server *s)
 {
@@ -563,7 +711,7 @@ pocl_remote_server_lost (remote_server *s)
   shutdown (s->cmd_fd, SHUT_RDWR);
   shutdown (s->data_fd, SHUT_RDWR);
 
-  pocl_remote_mark_unavailable (s);
+  pocl_remote_set_available (s, CL_FALSE);
 
   unsigned b;
   pocl_remote_completion c;
@@ -603,8 +751,8 @@ set_socket_options (int fd)
               sizeof (user_timeout_ms));
 }
 
-static int
-connect_with_timeout (const char *host, uint16_t port, int timeout_ms)
+int
+pocl_remote_connect (const char *host, uint16_t port, int timeout_ms)
 {
   struct addrinfo hints, *res = NULL, *ai;
   char portstr[8];
@@ -654,8 +802,8 @@ connect_with_timeout (const char *host, uint16_t port, int timeout_ms)
 /* The pre-shared key, from POCL_REMOTE_PSK or the file named by
    POCL_REMOTE_PSK_FILE, into key (POCL_REMOTE_MAX_KEY bytes): its length, 0
    without one, -1 for a bad one (logged).  */
-static long
-client_key (char *key)
+long
+pocl_remote_client_key (char *key)
 {
   const char *file = getenv ("POCL_REMOTE_PSK_FILE");
   const char *text = getenv ("POCL_REMOTE_PSK");
@@ -693,10 +841,12 @@ client_key (char *key)
 /* The handshake on fd (HELLO, AUTH_CHALLENGE, AUTH, HELLO_REPLY), bounded by
    the socket timeout.  With a key (key_len > 0) the server must prove it;
    without one, a server that requires one is refused.  */
-static cl_int
-handshake (remote_server *s, int fd, uint32_t role, const uint8_t *session_id,
-           const char *key, size_t key_len, pocl_remote_hello_reply *out,
-           uint64_t *t0, uint64_t *t1)
+cl_int
+pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
+                       const uint8_t *session_id, const uint64_t *seen,
+                       const char *key, size_t key_len,
+                       pocl_remote_hello_reply *out, uint64_t *t0,
+                       uint64_t *t1)
 {
   pocl_remote_hdr h;
   pocl_remote_hello hello;
@@ -709,6 +859,8 @@ handshake (remote_server *s, int fd, uint32_t role, const uint8_t *session_id,
   hello.role = role;
   if (session_id)
     memcpy (hello.session_id, session_id, 16);
+  if (seen)
+    memcpy (hello.seen, seen, sizeof (hello.seen));
   if (getrandom (hello.nonce, sizeof (hello.nonce), 0)
       != (ssize_t)sizeof (hello.nonce))
     return CL_OUT_OF_HOST_MEMORY;
@@ -722,7 +874,7 @@ handshake (remote_server *s, int fd, uint32_t role, const uint8_t *session_id,
   struct timeval tv = { 10, 0 };
   setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
   hello.client_time_ns = pocl_gettimemono_ns ();
-  if (send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
+  if (pocl_remote_send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
     return CL_DEVICE_NOT_AVAILABLE;
   /* a refusal (version, session limit) comes at once as HELLO_REPLY */
   if (h.type == POCL_RMSG_HELLO_REPLY && h.body_size == sizeof (*out)
@@ -749,7 +901,7 @@ handshake (remote_server *s, int fd, uint32_t role, const uint8_t *session_id,
         {
           /* Our proof still goes out: a server with another key then logs
              the mismatch too.  It reveals nothing about the key.  */
-          send_iov (fd, iov, 2);
+          pocl_remote_send_iov (fd, iov, 2);
           POCL_MSG_ERR ("remote: pocld at %s:%u does not prove our "
                         "pre-shared key (it has another one, or none): not "
                         "using it\n",
@@ -759,7 +911,7 @@ handshake (remote_server *s, int fd, uint32_t role, const uint8_t *session_id,
     }
   else if (ch.flags & POCL_REMOTE_AUTH_REQUIRED)
     {
-      send_iov (fd, iov, 2); /* so that the server logs why */
+      pocl_remote_send_iov (fd, iov, 2); /* so that the server logs why */
       POCL_MSG_ERR ("remote: pocld at %s:%u requires a pre-shared key "
                     "(POCL_REMOTE_PSK or POCL_REMOTE_PSK_FILE)\n",
                     s->host, s->port);
@@ -769,7 +921,7 @@ handshake (remote_server *s, int fd, uint32_t role, const uint8_t *session_id,
   iov[1].iov_len = sizeof (auth);
   /* the clock offset is estimated around this last round trip */
   *t0 = pocl_gettimemono_ns ();
-  if (send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
+  if (pocl_remote_send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
     {
       if (key_len > 0)
         POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
@@ -804,54 +956,36 @@ server_connect (remote_server *s)
   uint64_t t0, t1, u0, u1;
   cl_int err;
   char key[POCL_REMOTE_MAX_KEY];
-  long key_len = client_key (key);
+  long key_len = pocl_remote_client_key (key);
   if (key_len < 0)
     return CL_DEVICE_NOT_AVAILABLE;
 
-  s->cmd_fd = connect_with_timeout (s->host, s->port, (int)timeout_ms);
+  s->cmd_fd = pocl_remote_connect (s->host, s->port, (int)timeout_ms);
   if (s->cmd_fd < 0)
     return CL_DEVICE_NOT_AVAILABLE;
-  err = handshake (s, s->cmd_fd, POCL_REMOTE_ROLE_COMMAND, NULL, key,
-                   (size_t)key_len, &rep, &t0, &t1);
+  err = pocl_remote_handshake (s, s->cmd_fd, POCL_REMOTE_ROLE_COMMAND, NULL,
+                               NULL, key, (size_t)key_len, &rep, &t0, &t1);
   if (err != CL_SUCCESS)
     return err;
   memcpy (s->session_id, rep.session_id, 16);
   s->num_devices = rep.num_devices;
   s->clock_offset_ns = (int64_t)rep.server_time_ns - (int64_t)((t0 + t1) / 2);
 
-  s->data_fd = connect_with_timeout (
+  s->data_fd = pocl_remote_connect (
       s->host, (uint16_t)(s->port + POCL_REMOTE_DATA_PORT_OFFSET),
       (int)timeout_ms);
   if (s->data_fd < 0)
     return CL_DEVICE_NOT_AVAILABLE;
-  err = handshake (s, s->data_fd, POCL_REMOTE_ROLE_DATA, s->session_id, key,
-                   (size_t)key_len, &rep, &u0, &u1);
+  err = pocl_remote_handshake (s, s->data_fd, POCL_REMOTE_ROLE_DATA,
+                               s->session_id, NULL, key, (size_t)key_len, &rep,
+                               &u0, &u1);
   memset (key, 0, sizeof (key));
   if (err != CL_SUCCESS)
     return err;
 
-  int i;
-  for (i = 0; i < 2; ++i)
-    {
-      reader_arg *arg = malloc (sizeof (reader_arg));
-      if (arg == NULL)
-        return CL_OUT_OF_HOST_MEMORY;
-      arg->server = s;
-      arg->data_socket = i;
-      /* Detached: a reader ends on its own when the connection does, and
-         nobody waits for it (the application may exit at any time).  */
-      pthread_attr_t attr;
-      pthread_attr_init (&attr);
-      pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-      pthread_t t;
-      int r = pthread_create (&t, &attr, reader_thread, arg);
-      pthread_attr_destroy (&attr);
-      if (r)
-        {
-          free (arg);
-          return CL_OUT_OF_HOST_MEMORY;
-        }
-    }
+  s->pid = getpid ();
+  if (pocl_remote_start_readers (s))
+    return CL_OUT_OF_HOST_MEMORY;
   POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
                        s->port, s->num_devices);
   return CL_SUCCESS;
@@ -954,4 +1088,25 @@ pocl_remote_peer_link (remote_server *a, remote_server *b)
   /* on failure the loss handler frees it with the other requests */
   pocl_remote_send (a, 0, POCL_RMSG_CONNECT_PEER, req->id, &c, sizeof (c),
                     &host, 1);
+}
+
+/* An application that exits tells its servers, which end its sessions at
+   once instead of keeping them for a reconnect.  Only the process that
+   connected says it: a forked child exiting must not end its parent's
+   sessions.  */
+static void __attribute__ ((destructor))
+pocl_remote_say_goodbye (void)
+{
+  remote_server *s;
+  if (pthread_mutex_trylock (&servers_lock))
+    return;
+  for (s = servers; s; s = s->next)
+    if (s->pid == getpid () && !pocl_remote_dead (s)
+        && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
+      {
+        /* the server closes now: no reconnect thread while we exit */
+        __atomic_store_n (&s->leaving, 1, __ATOMIC_RELEASE);
+        pocl_remote_send (s, 0, POCL_RMSG_BYE, 0, NULL, 0, NULL, 0);
+      }
+  pthread_mutex_unlock (&servers_lock);
 }

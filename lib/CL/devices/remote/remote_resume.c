@@ -1,0 +1,303 @@
+/* remote_resume.c - surviving a broken connection: the replay log of what
+   was sent and not yet acknowledged, and the thread that reconnects and
+   resumes the session (doc/reconnect.md).
+
+   Senders append to their socket's log under the socket's send lock, which
+   they hold anyway; the server's ACKs only move a counter, and the next
+   sender drops the acknowledged entries.  While the connections are down,
+   senders only log; the reconnect thread replays what the server did not
+   get, in order, before anything new goes out.  */
+
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "pocl_debug.h"
+#include "pocl_remote_auth.h"
+#include "pocl_runtime_config.h"
+#include "pocl_timing.h"
+#include "remote.h"
+
+#define LOG_INITIAL_ENTRIES 256
+
+static char *
+entry_bytes (remote_log_entry *e)
+{
+  return e->heap ? e->heap : e->inl;
+}
+
+static void
+entry_free (remote_log_entry *e)
+{
+  free (e->heap);
+  e->heap = NULL;
+}
+
+/* Drops the entries the server has handled (count `seen`).  */
+void
+pocl_remote_log_trim (remote_log *log, uint64_t seen)
+{
+  while (log->first < log->next && log->first <= seen)
+    entry_free (&log->ring[log->first++ & (log->cap - 1)]);
+}
+
+static int
+log_grow (remote_log *log)
+{
+  uint64_t cap = log->cap ? log->cap * 2 : LOG_INITIAL_ENTRIES;
+  remote_log_entry *ring = malloc (cap * sizeof (remote_log_entry));
+  if (ring == NULL)
+    return -1;
+  uint64_t q;
+  for (q = log->first; q < log->next; ++q)
+    memcpy (&ring[q & (cap - 1)], &log->ring[q & (log->cap - 1)],
+            sizeof (remote_log_entry));
+  free (log->ring);
+  log->ring = ring;
+  log->cap = cap;
+  return 0;
+}
+
+/* Appends one message (iov[0] the header, iov[1..] body and payload);
+   pieces from index `stable_from` on are referenced, the others copied.
+   -1 without memory.  */
+int
+pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
+                        int stable_from)
+{
+  if (log->first == 0)
+    log->first = log->next = 1;
+  if (log->next - log->first == log->cap && log_grow (log))
+    return -1;
+  remote_log_entry *e = &log->ring[log->next & (log->cap - 1)];
+  size_t copied = 0;
+  int i;
+  for (i = 1; i < stable_from && i < n; ++i)
+    copied += iov[i].iov_len;
+  e->heap = copied > REMOTE_LOG_INLINE ? malloc (copied) : NULL;
+  if (copied > REMOTE_LOG_INLINE && e->heap == NULL)
+    return -1;
+  memcpy (&e->hdr, iov[0].iov_base, sizeof (e->hdr));
+  char *p = entry_bytes (e);
+  for (i = 1; i < stable_from && i < n; ++i)
+    {
+      memcpy (p, iov[i].iov_base, iov[i].iov_len);
+      p += iov[i].iov_len;
+    }
+  e->copied = copied;
+  e->nref = 0;
+  for (; i < n; ++i)
+    e->ref[e->nref++] = iov[i];
+  ++log->next;
+  return 0;
+}
+
+/* Writes the entries after `seen` to fd, dropping those before.  */
+static int
+log_replay (remote_log *log, int fd, uint64_t seen, uint64_t *count)
+{
+  pocl_remote_log_trim (log, seen);
+  *count = 0;
+  uint64_t q;
+  for (q = log->first; q < log->next; ++q)
+    {
+      remote_log_entry *e = &log->ring[q & (log->cap - 1)];
+      struct iovec iov[8];
+      int n = 0, i;
+      iov[n].iov_base = &e->hdr;
+      iov[n++].iov_len = sizeof (e->hdr);
+      if (e->copied)
+        {
+          iov[n].iov_base = entry_bytes (e);
+          iov[n++].iov_len = e->copied;
+        }
+      for (i = 0; i < e->nref; ++i)
+        iov[n++] = e->ref[i];
+      if (pocl_remote_send_iov (fd, iov, n))
+        return -1;
+      ++*count;
+    }
+  return 0;
+}
+
+/* Messages ever appended.  */
+static uint64_t
+log_count (const remote_log *log)
+{
+  return log->next ? log->next - 1 : 0;
+}
+
+/* Whether the server's count of our messages fits what we sent and what
+   it acknowledged before.  */
+static int
+count_ok (const remote_log *log, uint64_t seen)
+{
+  return seen <= log_count (log) && (log->first == 0 || seen + 1 >= log->first);
+}
+
+static uint64_t
+now_ms (void)
+{
+  return pocl_gettimemono_ns () / 1000000;
+}
+
+/* One attempt: both sockets connected and handshaken as a resume, the
+   logs replayed.  0: resumed; 1: try again; -1: the server does not have
+   the session any more.  */
+static int
+resume (remote_server *s, const char *key, size_t key_len)
+{
+  long timeout_ms
+      = pocl_get_int_option ("POCL_REMOTE_CONNECT_TIMEOUT_MS", 5000);
+  /* The readers of the broken (or last attempt's) sockets end first: the
+     counts are final then, and the sockets can be closed.  */
+  pthread_mutex_lock (&s->table_lock);
+  while (s->readers > 0)
+    pthread_cond_wait (&s->reply_cond, &s->table_lock);
+  pthread_mutex_unlock (&s->table_lock);
+  __atomic_store_n (&s->rebroken, 0, __ATOMIC_RELEASE);
+  uint16_t data_port = (uint16_t)(s->port + POCL_REMOTE_DATA_PORT_OFFSET);
+  uint64_t seen[2] = { __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE),
+                       __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE) };
+  pocl_remote_hello_reply rep;
+  uint64_t t0, t1;
+  int cmd = pocl_remote_connect (s->host, data_port, (int)timeout_ms);
+  if (cmd < 0)
+    return 1;
+  cl_int err = pocl_remote_handshake (s, cmd, POCL_REMOTE_ROLE_COMMAND,
+                                      s->session_id, seen, key, key_len, &rep,
+                                      &t0, &t1);
+  if (err != CL_SUCCESS)
+    {
+      close (cmd);
+      /* a PoCL-R refusal: the session is gone (server restarted, expired) */
+      return err == CL_INVALID_VALUE ? -1 : 1;
+    }
+  int data = pocl_remote_connect (s->host, data_port, (int)timeout_ms);
+  pocl_remote_hello_reply drep;
+  if (data < 0
+      || pocl_remote_handshake (s, data, POCL_REMOTE_ROLE_DATA, s->session_id,
+                                NULL, key, key_len, &drep, &t0, &t1)
+             != CL_SUCCESS)
+    {
+      if (data >= 0)
+        close (data);
+      close (cmd);
+      return 1;
+    }
+
+  uint64_t sent[2] = { 0, 0 };
+  int r = 0;
+  pthread_mutex_lock (&s->cmd_send_lock);
+  pthread_mutex_lock (&s->data_send_lock);
+  if (!count_ok (&s->log[0], rep.seen[0]) || !count_ok (&s->log[1], rep.seen[1]))
+    r = -1; /* counts of messages we never sent: not our session */
+  else
+    {
+      close (s->cmd_fd);
+      close (s->data_fd);
+      s->cmd_fd = cmd;
+      s->data_fd = data;
+      __atomic_store_n (&s->acked[0], rep.seen[0], __ATOMIC_RELEASE);
+      __atomic_store_n (&s->acked[1], rep.seen[1], __ATOMIC_RELEASE);
+      /* Readers first: the server replays its own log at once, and must
+         not block on a full socket while we replay ours.  */
+      if (pocl_remote_start_readers (s)
+          || log_replay (&s->log[0], cmd, rep.seen[0], &sent[0])
+          || log_replay (&s->log[1], data, rep.seen[1], &sent[1]))
+        r = 1;
+      else
+        {
+          __atomic_store_n (&s->down, 0, __ATOMIC_RELEASE);
+          /* A new reader that failed before `down` was cleared did not
+             start a reconnect: take it over, unless a later failure
+             already did.  */
+          if (__atomic_exchange_n (&s->rebroken, 0, __ATOMIC_ACQ_REL)
+              && !__atomic_exchange_n (&s->down, 1, __ATOMIC_ACQ_REL))
+            r = 1;
+        }
+      if (r)
+        {
+          shutdown (cmd, SHUT_RDWR);
+          shutdown (data, SHUT_RDWR);
+        }
+    }
+  pthread_mutex_unlock (&s->data_send_lock);
+  pthread_mutex_unlock (&s->cmd_send_lock);
+  if (r < 0)
+    {
+      close (data);
+      close (cmd);
+    }
+  if (r)
+    return r;
+  POCL_MSG_PRINT_INFO ("remote: resumed the session with %s:%u: it had %" PRIu64
+                       " + %" PRIu64 " of our messages, we re-sent %" PRIu64
+                       " + %" PRIu64 "\n",
+                       s->host, s->port, rep.seen[0], rep.seen[1], sent[0],
+                       sent[1]);
+  return 0;
+}
+
+static void *
+reconnect_thread (void *p)
+{
+  remote_server *s = (remote_server *)p;
+  long limit_ms
+      = pocl_get_int_option ("POCL_REMOTE_RECONNECT_TIMEOUT_MS", 20000);
+  uint64_t start = now_ms ();
+  unsigned backoff_ms = 10;
+  char key[POCL_REMOTE_MAX_KEY];
+  long key_len = pocl_remote_client_key (key);
+  int r = key_len < 0 ? -1 : 1;
+  while (r > 0 && !pocl_remote_dead (s))
+    {
+      r = resume (s, key, (size_t)(key_len > 0 ? key_len : 0));
+      if (r <= 0 || now_ms () - start >= (uint64_t)limit_ms)
+        break;
+      usleep (backoff_ms * 1000);
+      backoff_ms = backoff_ms < 1000 ? backoff_ms * 2 : 1000;
+    }
+  memset (key, 0, sizeof (key));
+  if (r == 0)
+    {
+      POCL_MSG_WARN ("remote: reconnected to %s:%u after %" PRIu64 " ms\n",
+                     s->host, s->port, now_ms () - start);
+    }
+  else
+    {
+      POCL_MSG_ERR ("remote: %s:%u %s\n", s->host, s->port,
+                    r < 0 ? "does not have our session any more"
+                          : "did not come back in time "
+                            "(POCL_REMOTE_RECONNECT_TIMEOUT_MS)");
+      pocl_remote_server_lost (s);
+    }
+  return NULL;
+}
+
+/* A reader found its socket broken.  The first one starts the reconnect;
+   both sockets are shut down so that the other reader ends too.  */
+void
+pocl_remote_connection_broken (remote_server *s)
+{
+  if (pocl_remote_dead (s) || __atomic_load_n (&s->leaving, __ATOMIC_ACQUIRE))
+    return;
+  if (__atomic_exchange_n (&s->down, 1, __ATOMIC_ACQ_REL))
+    {
+      /* a reconnect runs: if it has just started these readers, it must
+         know that they failed */
+      __atomic_store_n (&s->rebroken, 1, __ATOMIC_RELEASE);
+      return;
+    }
+  POCL_MSG_WARN ("remote: lost the connection to %s:%u, reconnecting\n",
+                 s->host, s->port);
+  shutdown (s->cmd_fd, SHUT_RDWR);
+  shutdown (s->data_fd, SHUT_RDWR);
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  if (pthread_create (&t, &attr, reconnect_thread, s))
+    pocl_remote_server_lost (s);
+  pthread_attr_destroy (&attr);
+}
