@@ -62,6 +62,15 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/server_killed PROPERTIES LABELS "remote"
     TIMEOUT 240
     FAIL_REGULAR_EXPRESSION "server_killed: FAIL")
+  # ... and restarted on the same port: the client's resume is refused at once.
+  add_test(NAME remote/server_restarted
+    COMMAND "${REMOTE_TESTS_DIR}/test_server_killed.sh"
+            "${FIXTURE}" "${RUN_REMOTE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_server_killed>
+            "${CMAKE_CURRENT_BINARY_DIR}/server_killed" restart)
+  set_tests_properties(remote/server_restarted PROPERTIES LABELS "remote"
+    TIMEOUT 240
+    FAIL_REGULAR_EXPRESSION "server_(killed|restarted): FAIL")
 
   # 4. clinfo on the remote device vs. clinfo on the local pthread device (memory sizes
   #    that changed since the fixture started are re-checked on a pocld of its own).
