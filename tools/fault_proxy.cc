@@ -131,6 +131,9 @@ int g_random_sock = -1, g_random_dir = -1;
 // Random cuts spare the first this many messages (of either direction, every
 // connection): a client's first handshake has nothing to resume.
 uint64_t g_random_after = 0, g_messages = 0;
+// "pause" (control socket): the link is down; new connections are closed at
+// once, until "resume".
+bool g_paused = false;
 bool g_rst = false;
 int g_next_id[2] = {1, 1};
 uint64_t g_cuts = 0;
@@ -606,6 +609,11 @@ int main(int argc, char **argv)
         int cl = accept4(lfd[s], nullptr, nullptr, SOCK_CLOEXEC);
         if (cl < 0)
           continue;
+        if (g_paused) {
+          logf("paused: closing a new %s connection", sock_name(s));
+          close(cl);
+          continue;
+        }
         int sv = connect_to(target_host.c_str(),
                             target_port + s * POCL_REMOTE_DATA_PORT_OFFSET);
         if (sv < 0) {
@@ -647,6 +655,14 @@ int main(int argc, char **argv)
           cut_conns(cmd == "cut cmd" ? 0 : cmd == "cut data" ? 1 : -1,
                     "control socket");
           reply = "ok " + std::to_string(g_cuts - before) + " cut\n";
+        } else if (cmd == "pause") {
+          g_paused = true;
+          cut_conns(-1, "pause");
+          reply = "ok paused\n";
+        } else if (cmd == "resume") {
+          g_paused = false;
+          logf("resumed");
+          reply = "ok resumed\n";
         } else if (cmd.rfind("arm ", 0) == 0) {
           Rule rule;
           std::string err;

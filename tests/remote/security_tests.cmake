@@ -16,15 +16,17 @@ add_executable(fault_proxy "${REMOTE_REPO_DIR}/tools/fault_proxy.cc")
 set_target_properties(fault_proxy PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 target_include_directories(fault_proxy PRIVATE "${REMOTE_REPO_DIR}/protocol")
 
-add_executable(remote_test_connection_cut test_connection_cut.c)
-target_compile_definitions(remote_test_connection_cut PRIVATE
-  CL_TARGET_OPENCL_VERSION=${OPENCL_HEADER_VERSION}
-  CL_USE_DEPRECATED_OPENCL_1_2_APIS)
-if(NOT HAVE_OPENCL_H)
-  target_include_directories(remote_test_connection_cut PRIVATE "${CMAKE_SOURCE_DIR}/include")
-endif()
-target_include_directories(remote_test_connection_cut PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
-target_link_libraries(remote_test_connection_cut ${OPENCL_LIBS})
+foreach(client connection_cut link_down)
+  add_executable(remote_test_${client} test_${client}.c)
+  target_compile_definitions(remote_test_${client} PRIVATE
+    CL_TARGET_OPENCL_VERSION=${OPENCL_HEADER_VERSION}
+    CL_USE_DEPRECATED_OPENCL_1_2_APIS)
+  if(NOT HAVE_OPENCL_H)
+    target_include_directories(remote_test_${client} PRIVATE "${CMAKE_SOURCE_DIR}/include")
+  endif()
+  target_include_directories(remote_test_${client} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+  target_link_libraries(remote_test_${client} ${OPENCL_LIBS})
+endforeach()
 
 if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
   set(PROXY_TEST "${REMOTE_TESTS_DIR}/test_proxy.sh")
@@ -69,6 +71,15 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
     set_tests_properties(remote/proxy_cut_${cut} PROPERTIES LABELS "remote"
       FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_cut_${cut}: FAIL")
   endforeach()
+
+  # The link goes down and comes back, then goes down for good, on a pocld of its own
+  # whose sessions wait 2 s for a resume.
+  add_test(NAME remote/link_down
+    COMMAND "${REMOTE_TESTS_DIR}/test_link_down.sh" "${FIXTURE}" "$<TARGET_FILE:pocld>"
+            "${PROXY_TEST}" $<TARGET_FILE:fault_proxy> "${RUN_REMOTE}" "${CMAKE_BINARY_DIR}"
+            "${PROXY_WORK}" $<TARGET_FILE:remote_test_link_down>)
+  set_tests_properties(remote/link_down PROPERTIES LABELS "remote" TIMEOUT 240
+    FAIL_REGULAR_EXPRESSION "link_down: FAIL")
 endif()
 
 # Per-session limits of pocld (doc/security.md), over raw sockets, with a pocld of its

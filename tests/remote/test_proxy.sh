@@ -8,7 +8,8 @@
 # "cut all" once the client's data socket is through it.
 # Exit 0 only when the client exited 0 within its bound; with cuts expected (any --cut,
 # --random or --cut-when-connected) the proxy must also have logged a cut, without them
-# it must have logged none; --min-cuts N (a test argument, not the proxy's): at least N.
+# it must have logged none; --min-cuts N (a test argument, not the proxy's): at least N;
+# --cuts-by-client: the client itself has the proxy cut (through its control socket).
 # "NAME: PASS" or "NAME: FAIL: reason" on stdout.
 set -uo pipefail
 
@@ -18,6 +19,7 @@ proxy_args=() cut_expected=0 cut_when_connected=0 min_cuts=1
 while [[ $# -gt 0 && $1 != -- ]]; do
   case $1 in
     --min-cuts) shift; min_cuts=$1 ;;
+    --cuts-by-client) cut_expected=1 ;;
     --cut-when-connected) cut_when_connected=1 cut_expected=1 ;;
     --cut|--random) cut_expected=1; proxy_args+=("$1") ;;
     *) proxy_args+=("$1") ;;
