@@ -80,6 +80,15 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
             "${PROXY_WORK}" $<TARGET_FILE:remote_test_link_down>)
   set_tests_properties(remote/link_down PROPERTIES LABELS "remote" TIMEOUT 240
     FAIL_REGULAR_EXPRESSION "link_down: FAIL")
+
+  # The client changes its address mid-run (network namespaces); skipped (77) without
+  # root or ip netns.
+  add_test(NAME remote/roaming_netns
+    COMMAND "${REMOTE_TESTS_DIR}/test_roaming_netns.sh" "$<TARGET_FILE:pocld>"
+            "${CMAKE_BINARY_DIR}" $<TARGET_FILE:remote_test_connection_cut>
+            "${PROXY_WORK}")
+  set_tests_properties(remote/roaming_netns PROPERTIES LABELS "remote" TIMEOUT 240
+    SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "roaming_netns: FAIL")
 endif()
 
 # Per-session limits of pocld (doc/security.md), over raw sockets, with a pocld of its
