@@ -4,7 +4,8 @@
 # reference is the pthread device in the benchmark's own process, and the
 # second pocld is the other end of the server-to-server migrations.  Then
 # the distributed matmul (examples/remote/matmul) on one remote device and
-# on both, for the speedup.
+# on both, for the speedup, and the reconnect time: the first pocld through
+# tools/fault_proxy.cc, which cuts every connection once per round.
 #   tools/bench.sh [ITERATIONS [MATMUL_N]]
 # Env: BUILD_DIR (default build, as for tools/build.sh).
 set -euo pipefail
@@ -40,3 +41,17 @@ echo "$two"
 t1=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' <<<"$one")
 t2=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' <<<"$two")
 awk -v a="$t1" -v b="$t2" 'BEGIN { printf "matmul speedup, 2 servers over 1: %.2fx (efficiency %.0f%%)\n", a / b, 50 * a / b }'
+
+proxy=$build/tests/remote/fault_proxy
+work=$(mktemp -d)
+"$proxy" --target "127.0.0.1:$(port "$state_a")" --listen-port 0 --port-file "$work/port" \
+  --control "$work/ctl" >"$work/proxy.log" 2>&1 &
+proxy_pid=$!
+trap 'kill $proxy_pid 2>/dev/null; rm -rf "$work"; stop' EXIT
+for _ in $(seq 1 100); do
+  [[ -s $work/port ]] && break
+  sleep 0.1
+done
+echo
+POCL_DEVICES="pthread remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$(sed -n 's/^PROXY_PORT=//p' "$work/port")/0 \
+  "$bench" --reconnect "$work/ctl" 50

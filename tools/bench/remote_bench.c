@@ -7,7 +7,13 @@
    remote one, the next such one on another server the migration peer; the
    first other device (or the one whose name contains $BENCH_LOCAL, if set)
    is the local reference.  Prints one table; every figure is in
-   microseconds or GB/s.  */
+   microseconds or GB/s.
+
+   remote_bench --reconnect CONTROL ITERATIONS: the remote device reaches
+   its pocld through tools/fault_proxy.cc, whose control socket is CONTROL;
+   each round cuts every connection ("cut all") and times a no-op kernel
+   enqueued right after it, to its completion: the driver notices the cut,
+   reconnects, resumes the session and replays the kernel.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -478,9 +485,76 @@ find_devices (dev *remote, dev *local, dev *peer)
   return have_remote && have_local;
 }
 
+/* One command to fault_proxy's control socket.  */
+static void
+proxy_command (const char *path, const char *cmd)
+{
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un a;
+  char reply[128] = "";
+  memset (&a, 0, sizeof (a));
+  a.sun_family = AF_UNIX;
+  snprintf (a.sun_path, sizeof (a.sun_path), "%s", path);
+  if (fd < 0 || connect (fd, (struct sockaddr *)&a, sizeof (a)) != 0
+      || write (fd, cmd, strlen (cmd)) != (ssize_t)strlen (cmd)
+      || read (fd, reply, sizeof (reply) - 1) <= 0 || strncmp (reply, "ok", 2))
+    {
+      fprintf (stderr, "fault_proxy did not take '%s': %s\n", cmd, reply);
+      exit (1);
+    }
+  close (fd);
+}
+
+static int
+reconnect_bench (const char *control, int iters)
+{
+  dev remote, local, peer;
+  memset (&remote, 0, sizeof (remote));
+  memset (&local, 0, sizeof (local));
+  memset (&peer, 0, sizeof (peer));
+  if (!find_devices (&remote, &local, &peer))
+    {
+      fprintf (stderr, "need a pocl-remote device and a local device\n");
+      return 1;
+    }
+  setup (&remote);
+  stats rtt = loopback_rtt (2000);
+  stats rn = noop_latency (&remote, 2000);
+  double *v = malloc (iters * sizeof (double));
+  size_t g = 1;
+  int i;
+  for (i = 0; i < iters; ++i)
+    {
+      proxy_command (control, "cut all\n");
+      double t0 = now_us ();
+      CHECK (clEnqueueNDRangeKernel (remote.q, remote.noop, 1, NULL, &g, NULL,
+                                     0, NULL, NULL));
+      CHECK (clFinish (remote.q));
+      v[i] = now_us () - t0;
+      /* the next cut on a settled connection */
+      usleep (20000);
+    }
+  stats rc = summarize (v, iters);
+  free (v);
+  printf ("remote device: %s (through fault_proxy)\n\n", remote.name);
+  printf ("%-34s %10s %10s %10s\n", "latency (us)", "min", "median", "p99");
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "loopback TCP round trip (64 B)",
+          rtt.min, rtt.median, rtt.p99);
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "no-op kernel, remote", rn.min,
+          rn.median, rn.p99);
+  printf ("%-34s %10.1f %10.1f %10.1f\n", "cut, then no-op kernel", rc.min,
+          rc.median, rc.p99);
+  printf ("\nreconnect (cut to the completion of a command sent after it, "
+          "median): %.0f us = %.1f round trips, %.1fx the no-op\n",
+          rc.median, rc.median / rtt.median, rc.median / rn.median);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 4 && strcmp (argv[1], "--reconnect") == 0)
+    return reconnect_bench (argv[2], atoi (argv[3]));
   int iters = argc > 1 ? atoi (argv[1]) : 2000;
   dev remote, local, peer;
   memset (&remote, 0, sizeof (remote));
