@@ -110,7 +110,8 @@ if(ENABLE_HOST_CPU_DEVICES)
 
   # 7. One context over several servers of its own (and a local device):
   #    migrations server to server, dependencies across servers, content size.
-  foreach(mode two three mixed)
+  #    cut: the same with random cuts of the client's connections to one server.
+  foreach(mode two three mixed cut)
     add_test(NAME remote/multi_server_${mode}
       COMMAND "${REMOTE_TESTS_DIR}/test_multi_server.sh"
               "${FIXTURE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
@@ -118,7 +119,8 @@ if(ENABLE_HOST_CPU_DEVICES)
               "${CMAKE_CURRENT_BINARY_DIR}/multi_server" ${mode}
               $<TARGET_FILE:remote_matmul>)
     set_tests_properties(remote/multi_server_${mode} PROPERTIES LABELS "remote"
-      TIMEOUT 480 FAIL_REGULAR_EXPRESSION "multi_server[_a-z]*: FAIL")
+      TIMEOUT 480 FAIL_REGULAR_EXPRESSION "multi_server[_a-z]*: FAIL"
+      ENVIRONMENT "FAULT_PROXY=$<TARGET_FILE:fault_proxy>")
   endforeach()
   # The same with the client and the servers on hosts of their own (network
   # namespaces on a bridge); skipped (77) without root or ip netns.

@@ -4,7 +4,11 @@
 # MODE two:   two servers, one device each;
 #      three: three servers, the first serving two devices (same-server
 #             migrations go through the native runtime);
-#      mixed: the local pthread device beside one server.
+#      mixed: the local pthread device beside one server;
+#      cut:   two servers, the client's connections to the first through
+#             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
+#             migrations between the servers are under way: the client resumes its
+#             session every time and every check must hold; at least 10 cuts.
 # Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
 # POCL_DEVICES and POCL_REMOTE<i>_PARAMETERS naming every device, then the example
 # MATMUL (examples/remote/matmul, checked against the CPU) over the same devices, and
@@ -25,12 +29,12 @@ cleanup() {
   done
   return 0
 }
-trap cleanup EXIT
+trap 'cleanup; [[ -n ${proxy_pid:-} ]] && kill "$proxy_pid" 2>/dev/null' EXIT
 trap 'echo "$name: FAIL: interrupted"; exit 1' INT TERM
 
 
 case $mode in
-  two) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0") ;;
+  two|cut) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0") ;;
   three) served=("pthread pthread" "pthread" "pthread")
          devices="remote remote remote remote"; params=("0/0" "0/1" "1/0" "2/0") ;;
   mixed) served=("pthread"); devices="remote pthread"; params=("0/0") ;;
@@ -53,13 +57,37 @@ for i in "${!params[@]}"; do
   srv=${params[$i]%%/*} dev=${params[$i]#*/}
   export "POCL_REMOTE${i}_PARAMETERS=127.0.0.1:${ports[$srv]}/$dev"
 done
+if [[ $mode == cut ]]; then
+  # The first server through the proxy; its peers still reach it directly.
+  plog=$work/$name.proxy.log pfile=$work/$name.proxy.port
+  rm -f "$pfile"
+  "$FAULT_PROXY" --target "127.0.0.1:${ports[0]}" --listen-port 0 --port-file "$pfile" \
+    --seed 11 --random 0.08,sock=any,dir=any,after=60 >"$plog" 2>&1 &
+  proxy_pid=$!
+  for _ in $(seq 1 100); do
+    [[ -s $pfile ]] && break
+    sleep 0.1
+  done
+  pport=$(sed -n 's/^PROXY_PORT=//p' "$pfile")
+  [[ -n $pport ]] || { echo "$name: FAIL: the proxy did not start"; exit 1; }
+  export "POCL_REMOTE0_PARAMETERS=127.0.0.1:$pport/0#127.0.0.1:$((ports[0] + 2))"
+fi
 timeout -k 5 400 "$client"
 rc=$?
 if [[ $rc == 0 && -n $matmul ]]; then
   timeout -k 5 300 "$matmul" 128 0 1
   rc=$?
 fi
+if [[ $mode == cut && $rc == 0 ]]; then
+  cuts=$(grep -c '^fault_proxy: cut ' "$plog")
+  echo "$name: the proxy made $cuts cuts"
+  if ((cuts < 10)); then
+    echo "$name: FAIL: only $cuts cuts"
+    exit 1
+  fi
+fi
 if [[ $rc != 0 ]]; then
+  [[ $mode == cut ]] && tail -n 20 "$plog"
   for s in "${states[@]}"; do
     echo "--- ${s%.state}.log (last lines)"; tail -n 20 "${s%.state}.log" 2>/dev/null
   done
