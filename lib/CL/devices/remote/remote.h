@@ -85,6 +85,7 @@ typedef struct remote_server
   uint64_t acked[2];
   uint64_t seen[2];
   uint64_t seen_at_last_ack; /* seen[0] + seen[1] when we last sent one */
+  uint64_t payload_since_ack;
   /* set while the connections are broken and a reconnect thread resumes
      the session: senders only log (atomic) */
   int down;

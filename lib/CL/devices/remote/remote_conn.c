@@ -529,8 +529,9 @@ typedef struct reader_arg
   int data_socket;
 } reader_arg;
 
-/* Acknowledge the server's messages every this many, or after a large
-   payload: the server keeps each one (read data included) until then.  */
+/* Acknowledge the server's messages every this many, or after this many
+   payload bytes: the server keeps each one (read data included) until
+   then.  */
 #define ACK_EVERY 64
 #define ACK_PAYLOAD (1u << 20)
 
@@ -544,9 +545,11 @@ maybe_ack (remote_server *s, uint64_t payload_size)
   a.seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
   a.seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
   uint64_t total = a.seen[0] + a.seen[1];
+  uint64_t bytes = __atomic_add_fetch (&s->payload_since_ack, payload_size,
+                                       __ATOMIC_ACQ_REL);
   if ((total - __atomic_load_n (&s->seen_at_last_ack, __ATOMIC_ACQUIRE)
        < ACK_EVERY
-       && payload_size < ACK_PAYLOAD)
+       && bytes < ACK_PAYLOAD)
       || pthread_mutex_trylock (&s->cmd_send_lock))
     return;
   if (!__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
@@ -555,6 +558,7 @@ maybe_ack (remote_server *s, uint64_t payload_size)
       struct iovec iov[2] = { { &h, sizeof (h) }, { &a, sizeof (a) } };
       pocl_remote_send_iov (s->cmd_fd, iov, 2);
       __atomic_store_n (&s->seen_at_last_ack, total, __ATOMIC_RELEASE);
+      __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
     }
   pthread_mutex_unlock (&s->cmd_send_lock);
 }
