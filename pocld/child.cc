@@ -89,7 +89,7 @@ void serve_data(Session *s, int fd, const std::string &peer)
 {
   if (!s->attach_data(fd))
     return refuse(fd, s->sid(), peer.c_str(),
-                  "session already has a data socket or is ending", true);
+                  "the session is ending", true);
   LOG_INFO(s->sid(), "data socket from %s", peer.c_str());
   s->run_data();
 }

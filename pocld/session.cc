@@ -296,6 +296,11 @@ void Session::detach()
 
 void Session::offer_resume(Resume r)
 {
+  // The connection the session still has, if the server has not seen it
+  // break (or the client moved), goes first.  Not after publishing the
+  // resume: the command reader could have taken it by then, and the new
+  // connection would be dropped instead.
+  drop_connection();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closing_) {
@@ -308,7 +313,6 @@ void Session::offer_resume(Resume r)
     pending_ = std::move(r);
   }
   resume_cv_.notify_all();
-  drop_connection();
 }
 
 bool Session::wait_resume()
@@ -326,7 +330,6 @@ bool Session::wait_resume()
     r = std::move(pending_);
     pending_ = Resume{};
     client_seen_data_ = r.seen[1];
-    data_stop_ = false;
   }
   uint64_t seen[2] = {seen_[0].load(), seen_[1].load()};
   bool bad_count;
@@ -403,9 +406,27 @@ bool Session::dispatch(const Msg &m)
 
 bool Session::attach_data(int fd)
 {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (closing_ || data_running_ || data_.fd.load() >= 0)
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closing_)
     return false;
+  // A data socket still attached is from an earlier attempt of this client
+  // to connect (one that failed half-way, or that the server has not seen
+  // break yet): the newest one wins.
+  int old;
+  {
+    std::lock_guard<std::mutex> dlock(data_.mu);
+    old = data_.fd.exchange(-1);
+  }
+  if (old >= 0)
+    shutdown(old, SHUT_RDWR);
+  data_stop_ = true;
+  data_cv_.notify_all();
+  data_cv_.wait(lock, [&] { return !data_running_; });
+  data_stop_ = false;
+  if (old >= 0) {
+    close(old);
+    LOG_INFO(sid_, "a newer data socket replaces the one attached");
+  }
   // The reply, then the messages the client missed, go out before the
   // socket is published, so that nothing can overtake them.
   std::lock_guard<std::mutex> dlock(data_.mu);
@@ -497,8 +518,10 @@ void Session::run_data()
     if (seen_[1].fetch_add(1, std::memory_order_relaxed) % 16 == 15)
       send_ack(); // each DATA may hold much of the client's memory
   }
-  // Writes cannot complete without the data socket: have the client resume.
-  drop_connection();
+  // Writes cannot complete without the data socket: have the client resume,
+  // unless a newer connection has replaced this socket already.
+  if (data_.fd.load() == fd)
+    drop_connection();
   std::lock_guard<std::mutex> lock(mu_);
   data_running_ = false;
   data_cv_.notify_all();

@@ -232,8 +232,9 @@ public:
   // After run_commands: ends the data reader, waits for the native commands
   // still queued and releases every object of the session.
   void teardown();
-  // Attaches the data socket (sends HELLO_REPLY on it); false if the session
-  // already has one or is closing.
+  // Attaches the data socket (sends HELLO_REPLY and the data messages the
+  // client missed on it), replacing an earlier one; false if the session is
+  // closing.
   bool attach_data(int fd);
   void run_data();
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its

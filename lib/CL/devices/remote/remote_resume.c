@@ -170,6 +170,8 @@ resume (remote_server *s, const char *key, size_t key_len)
   if (err != CL_SUCCESS)
     {
       close (cmd);
+      POCL_MSG_WARN ("remote: resume refused by %s:%u (%d)\n", s->host,
+                     s->port, err);
       /* a PoCL-R refusal: the session is gone (server restarted, expired) */
       return err == CL_INVALID_VALUE ? -1 : 1;
     }
@@ -180,6 +182,8 @@ resume (remote_server *s, const char *key, size_t key_len)
                                 NULL, key, key_len, &drep, &t0, &t1)
              != CL_SUCCESS)
     {
+      POCL_MSG_WARN ("remote: resume: no data socket to %s:%u\n", s->host,
+                     s->port);
       if (data >= 0)
         close (data);
       close (cmd);
@@ -218,6 +222,9 @@ resume (remote_server *s, const char *key, size_t key_len)
         }
       if (r)
         {
+          POCL_MSG_WARN ("remote: resume: the new connection to %s:%u broke "
+                         "at once\n",
+                         s->host, s->port);
           shutdown (cmd, SHUT_RDWR);
           shutdown (data, SHUT_RDWR);
         }
