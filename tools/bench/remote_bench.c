@@ -443,10 +443,15 @@ same_server (const char *x, const char *y)
   return sx && sy && sx - x == sy - y && strncmp (x, y, sx - x) == 0;
 }
 
+/* Fills the three (zeroed first); 0, with a message, without a remote and
+   a local device.  */
 static int
 find_devices (dev *remote, dev *local, dev *peer)
 {
   cl_platform_id plats[16];
+  memset (remote, 0, sizeof (*remote));
+  memset (local, 0, sizeof (*local));
+  memset (peer, 0, sizeof (*peer));
   cl_uint np = 0, i, j;
   const char *want = getenv ("BENCH_LOCAL");
   int have_remote = 0, have_local = 0;
@@ -482,6 +487,8 @@ find_devices (dev *remote, dev *local, dev *peer)
             }
         }
     }
+  if (!have_remote || !have_local)
+    fprintf (stderr, "need a pocl-remote device and a local device\n");
   return have_remote && have_local;
 }
 
@@ -509,14 +516,8 @@ static int
 reconnect_bench (const char *control, int iters)
 {
   dev remote, local, peer;
-  memset (&remote, 0, sizeof (remote));
-  memset (&local, 0, sizeof (local));
-  memset (&peer, 0, sizeof (peer));
   if (!find_devices (&remote, &local, &peer))
-    {
-      fprintf (stderr, "need a pocl-remote device and a local device\n");
-      return 1;
-    }
+    return 1;
   setup (&remote);
   stats rtt = loopback_rtt (2000);
   stats rn = noop_latency (&remote, 2000);
@@ -557,14 +558,8 @@ main (int argc, char **argv)
     return reconnect_bench (argv[2], atoi (argv[3]));
   int iters = argc > 1 ? atoi (argv[1]) : 2000;
   dev remote, local, peer;
-  memset (&remote, 0, sizeof (remote));
-  memset (&local, 0, sizeof (local));
-  memset (&peer, 0, sizeof (peer));
   if (!find_devices (&remote, &local, &peer))
-    {
-      fprintf (stderr, "need a pocl-remote device and a local device\n");
-      return 1;
-    }
+    return 1;
   setup (&remote);
   setup (&local);
 
