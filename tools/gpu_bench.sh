@@ -9,7 +9,8 @@
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> tools/gpu_bench.sh [ITERATIONS]
 # Env: BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL (the vendor
 # library, default /usr/lib/libnvidia-opencl.so.1), PORT (default 21000),
-# OUT (where logs go, default $BUILD_DIR/logs).
+# OUT (where logs go, default $BUILD_DIR/logs), QUICK=1 (one remote device:
+# no multi-server test, migrations or matmul; for the single-server figures).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-/tmp/pocl-gpu}
@@ -58,6 +59,11 @@ for t in api_buffers api_events api_programs; do
     > "$logs/$t.log" 2>&1
   tail -n1 "$logs/$t.log"
 done
+if [[ ${QUICK:-0} == 1 ]]; then
+  OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv BENCH_LOCAL=NVIDIA \
+    timeout 400 "$bin/bench" "$iters"
+  exit
+fi
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
   timeout 300 "$bin/multi_server" > "$logs/multi_server.log" 2>&1
 grep -E "multi_server: (PASS|FAIL|ping|content)" "$logs/multi_server.log"
