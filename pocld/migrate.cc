@@ -222,8 +222,10 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
   }
   bool sent = false; // a content size of 0 still sends one (empty) chunk
   for (size_t k = 0; k < chunks.size(); ++k) {
+    // Waited for even when not sent: each reads into the staging.
+    cl_int st = wait(chunks[k]);
     if (status == CL_COMPLETE && (pd.offset < pd.total || !sent))
-      status = wait(chunks[k]);
+      status = st;
     clReleaseEvent(chunks[k]);
     uint64_t end = std::min(ends[k], pd.total);
     if (status != CL_COMPLETE || (end <= pd.offset && sent))
