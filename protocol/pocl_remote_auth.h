@@ -111,6 +111,30 @@ pocl_remote_auth_proof (const char *key, size_t key_len, int server_side,
 #endif
 }
 
+/* The route of a session (STARTTLS): the first 16 bytes of SHA-256 over a
+   label and the session id.  It names the session to the listener in the
+   clear without revealing the id.  0 on success.  */
+static inline int
+pocl_remote_route (const uint8_t session_id[16],
+                   uint8_t out[POCL_REMOTE_ROUTE_SIZE])
+{
+#ifdef POCL_REMOTE_HAVE_OPENSSL
+  uint8_t msg[16 + 16], md[32];
+  unsigned len = 0;
+  memcpy (msg, "PoCL-R v5 route:", 16);
+  memcpy (msg + 16, session_id, 16);
+  if (EVP_Digest (msg, sizeof (msg), md, &len, EVP_sha256 (), NULL) != 1
+      || len != sizeof (md))
+    return -1;
+  memcpy (out, md, POCL_REMOTE_ROUTE_SIZE);
+  return 0;
+#else
+  (void)session_id;
+  memset (out, 0, POCL_REMOTE_ROUTE_SIZE);
+  return -1;
+#endif
+}
+
 /* Compares two proofs in constant time: 1 when equal.  */
 static inline int
 pocl_remote_auth_equal (const uint8_t *a, const uint8_t *b)

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 4u
+#define POCL_REMOTE_PROTOCOL_VERSION 5u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -62,6 +62,10 @@ typedef enum pocl_remote_msg_type
   POCL_RMSG_AUTH_CHALLENGE = 3,
   /* Client's answer to AUTH_CHALLENGE.  Body: auth.  */
   POCL_RMSG_AUTH = 4,
+  /* First message of a connection to a server with TLS, in the clear; the
+     TLS handshake follows at once, then HELLO inside TLS.  Body: starttls.
+     No reply.  */
+  POCL_RMSG_STARTTLS = 5,
 
   /* Synchronous requests: hdr.id is a request id; the server answers with
      one POCL_RMSG_REPLY carrying the same id.  */
@@ -215,6 +219,29 @@ typedef struct pocl_remote_auth
 {
   uint8_t proof[POCL_REMOTE_MAC_SIZE];
 } pocl_remote_auth;
+
+/* STARTTLS (doc/protocol.md, TLS).  A server with a certificate takes
+   only TLS, and a connection to it starts with this message instead of
+   HELLO; the client sends its TLS ClientHello right behind it, and HELLO
+   and everything after go inside TLS.  The listener hands a data or peer
+   connection to its session's process by `route`, before any TLS, so the
+   session id itself, a capability, never travels in the clear: route is
+   pocl_remote_route (session id) (pocl_remote_auth.h), zero on a new
+   session's command socket.  The session process does the TLS handshake
+   and checks the HELLO's session id.  `zero` pads the message to a HELLO's
+   112 bytes, so that a server of either kind reads 112 bytes first and
+   then knows which one came.  A resume (see HELLO) sends STARTTLS with the
+   command role and its session's route to the data port.  */
+#define POCL_REMOTE_ROUTE_SIZE 16
+typedef struct pocl_remote_starttls
+{
+  uint32_t magic;
+  uint32_t version;
+  uint32_t role;
+  uint32_t reserved;
+  uint8_t route[POCL_REMOTE_ROUTE_SIZE];
+  uint8_t zero[56];
+} pocl_remote_starttls;
 
 typedef struct pocl_remote_hello_reply
 {
@@ -529,6 +556,10 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth_challenge) == 72, "ac");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth) == 32, "auth");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello_reply) == 56, "hello r");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ack) == 16, "ack");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_starttls) == 88, "starttls");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_starttls)
+                               == sizeof (pocl_remote_hello),
+                           "STARTTLS is as long as HELLO");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_reply) == 8, "reply");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_device_info) == 8, "devinfo");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_info_entry) == 8, "info e");
@@ -569,6 +600,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_auth_challenge);
     case POCL_RMSG_AUTH:
       return sizeof (pocl_remote_auth);
+    case POCL_RMSG_STARTTLS:
+      return sizeof (pocl_remote_starttls);
     case POCL_RMSG_DEVICE_INFO:
       return sizeof (pocl_remote_device_info);
     case POCL_RMSG_CREATE_QUEUE:
