@@ -8,6 +8,7 @@
 #include "output.hh"
 #include "session.hh"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -37,15 +38,48 @@ constexpr int kExitTeardownLimit = 3;
 // How long a new session process waits for the listener to register its id.
 constexpr int kRegisterTimeoutMs = 5000;
 
+// TLS connections that a session process may have in their handshake at
+// once (its data socket and peers need a few): more are closed, so that
+// whoever knows a session's route cannot pile up threads in its process.
+constexpr int kMaxTlsHandshakes = 8;
+std::atomic<int> g_tls_handshakes{0};
+
 const uint8_t kZeroId[16] = {};
 
-void refuse(int fd, const char *sid, const char *peer, const char *why,
+void refuse(Conn c, const char *sid, const char *peer, const char *why,
             bool answer)
 {
   LOG_WARN(sid, "refusing %s: %s", peer, why);
   if (answer)
-    send_hello_reply(fd, CL_INVALID_VALUE, kZeroId, 0);
-  close(fd);
+    send_hello_reply(c, CL_INVALID_VALUE, kZeroId, 0);
+  tls_free(c.tls);
+  close(c.fd);
+}
+
+// A command socket with TLS: STARTTLS in the clear, then the TLS handshake.
+// False (refused, logged) on failure.
+bool start_tls(Conn &c, const char *peer)
+{
+  HelloMsg msg;
+  if (!recv_deadline(c, &msg, sizeof msg, kHandshakeTimeoutMs)) {
+    refuse(c, "-", peer, "no handshake", false);
+    return false;
+  }
+  bool answer = false;
+  uint32_t role;
+  SessionId route;
+  if (const char *bad = starttls_problem(msg, POCL_REMOTE_ROLE_COMMAND, &answer,
+                                         role, route)) {
+    refuse(c, "-", peer, bad, answer);
+    return false;
+  }
+  std::string why;
+  c.tls = tls_accept(c.fd, kHandshakeTimeoutMs, why);
+  if (c.tls == nullptr) {
+    refuse(c, "-", peer, why.c_str(), false);
+    return false;
+  }
+  return true;
 }
 
 // Draws a session id and has the listener register it (it refuses one that
@@ -85,13 +119,60 @@ bool register_session(int ctl, SessionId &id)
 }
 
 // A data socket the listener handed over: attach it, then read it.
-void serve_data(Session *s, int fd, const std::string &peer)
+void serve_data(Session *s, Conn c, const std::string &peer)
 {
-  if (!s->attach_data(fd))
-    return refuse(fd, s->sid(), peer.c_str(),
-                  "the session is ending", true);
+  if (!s->attach_data(c))
+    return refuse(c, s->sid(), peer.c_str(), "the session is ending", true);
   LOG_INFO(s->sid(), "data socket from %s", peer.c_str());
   s->run_data();
+}
+
+// With TLS, a data, peer or resuming command socket that the listener
+// routed by its STARTTLS (`role`): the TLS handshake, then HELLO and AUTH
+// inside TLS, checked as the listener checks them on a plain connection,
+// and the session id too.
+void serve_tls(Session *s, int fd, uint32_t role, const std::string &peer)
+{
+  std::string why;
+  Conn c(fd, tls_accept(fd, kHandshakeTimeoutMs, why));
+  HelloMsg msg;
+  bool answer = false;
+  const char *bad = nullptr;
+  const uint32_t port = role == POCL_REMOTE_ROLE_PEER ? POCL_REMOTE_ROLE_PEER
+                                                      : POCL_REMOTE_ROLE_DATA;
+  if (c.tls == nullptr)
+    bad = why.c_str();
+  else if (!recv_deadline(c, &msg, sizeof msg, kHandshakeTimeoutMs))
+    bad = "no handshake";
+  else if ((bad = hello_problem(msg, port, &answer)) == nullptr) {
+    unsigned char d = 0;
+    for (size_t i = 0; i < sizeof msg.hello.session_id; ++i)
+      d |= msg.hello.session_id[i] ^ s->id()[i];
+    if (d != 0 || msg.hello.role != role) {
+      bad = d != 0 ? "unknown session" : "HELLO's role is not STARTTLS's";
+      answer = true;
+    } else
+      bad = authenticate(c, msg.hello, &answer);
+  }
+  --g_tls_handshakes;
+  if (bad != nullptr)
+    return refuse(c, s->sid(), peer.c_str(), bad, answer);
+  if (role == POCL_REMOTE_ROLE_PEER) {
+    if (!s->attach_peer(c, msg.hello.peer_index))
+      refuse(c, s->sid(), peer.c_str(), "peer index taken", true);
+    return;
+  }
+  if (role == POCL_REMOTE_ROLE_COMMAND) {
+    LOG_INFO(s->sid(), "%s resumes the session", peer.c_str());
+    Resume r;
+    r.fd = c.fd;
+    r.tls = c.tls;
+    memcpy(r.seen, msg.hello.seen, sizeof r.seen);
+    r.peer = peer;
+    s->offer_resume(std::move(r));
+    return;
+  }
+  serve_data(s, c, peer);
 }
 
 // Reads the control socket: sockets handed over by the listener.  When the
@@ -112,6 +193,21 @@ void control_loop(Session *s, int ctl)
       if (fd >= 0)
         close(fd);
       break;
+    }
+    // With TLS the listener has read no HELLO: every role goes this way.
+    if (tls_on() && m.role <= POCL_REMOTE_ROLE_PEER) {
+      if (++g_tls_handshakes > kMaxTlsHandshakes) {
+        --g_tls_handshakes;
+        refuse(fd, s->sid(), m.peer, "too many TLS handshakes at once", false);
+        continue;
+      }
+      try {
+        std::thread(serve_tls, s, fd, m.role, std::string(m.peer)).detach();
+      } catch (const std::system_error &e) {
+        --g_tls_handshakes;
+        refuse(fd, s->sid(), m.peer, "cannot start a thread", false);
+      }
+      continue;
     }
     if (m.role == POCL_REMOTE_ROLE_PEER) {
       if (!s->attach_peer(fd, m.peer_index))
@@ -168,18 +264,21 @@ void run_session_process(int fd, int ctl, const char *peer,
                          const std::vector<PlatformHint> &hints)
 {
   const uint64_t t0 = monotonic_ns();
+  Conn cmd(fd);
+  if (tls_on() && !start_tls(cmd, peer))
+    _exit(0);
   HelloMsg msg;
-  if (!recv_deadline(fd, &msg, sizeof msg, kHandshakeTimeoutMs)) {
-    refuse(fd, "-", peer, "no handshake", false);
+  if (!recv_deadline(cmd, &msg, sizeof msg, kHandshakeTimeoutMs)) {
+    refuse(cmd, "-", peer, "no handshake", false);
     _exit(0);
   }
   bool answer = false;
   if (const char *bad = hello_problem(msg, POCL_REMOTE_ROLE_COMMAND, &answer)) {
-    refuse(fd, "-", peer, bad, answer);
+    refuse(cmd, "-", peer, bad, answer);
     _exit(0);
   }
-  if (const char *bad = authenticate(fd, msg.hello, &answer)) {
-    refuse(fd, "-", peer, bad, answer);
+  if (const char *bad = authenticate(cmd, msg.hello, &answer)) {
+    refuse(cmd, "-", peer, bad, answer);
     _exit(0);
   }
   SessionId id;
@@ -196,7 +295,7 @@ void run_session_process(int fd, int ctl, const char *peer,
   // Objects of the session process live until _exit: no destructor ever
   // runs, since native threads may still be using them.
   static const Devices devs = discover_devices(sid, false, hints, nullptr);
-  Session *s = new Session(devs, id, fd);
+  Session *s = new Session(devs, id, cmd);
   try {
     std::thread(control_loop, s, ctl).detach();
   } catch (const std::system_error &e) {
@@ -206,7 +305,7 @@ void run_session_process(int fd, int ctl, const char *peer,
   // Logged first: the data socket's line comes right after the reply.
   LOG_INFO(sid, "new session from %s (process %d, set up in %.1f ms)", peer,
            int(getpid()), ms_since(t0));
-  if (!send_hello_reply(fd, CL_SUCCESS, id.data(),
+  if (!send_hello_reply(cmd, CL_SUCCESS, id.data(),
                         static_cast<uint32_t>(devs.devices.size()))) {
     LOG_WARN(sid, "%s went away during the handshake", peer);
     _exit(0);

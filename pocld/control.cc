@@ -52,15 +52,16 @@ const char *auth_problem(const pocl_remote_hello &hello,
              : "wrong pre-shared key";
 }
 
-const char *authenticate(int fd, const pocl_remote_hello &hello, bool *answer)
+const char *authenticate(Conn conn, const pocl_remote_hello &hello,
+                         bool *answer)
 {
   *answer = false;
   ChallengeMsg c;
   if (!make_challenge(hello, c))
     return "cannot make a challenge";
   AuthMsg a;
-  if (send(fd, &c, sizeof c, MSG_NOSIGNAL) != ssize_t(sizeof c) ||
-      !recv_deadline(fd, &a, sizeof a, kHandshakeTimeoutMs))
+  if (!send_msg(conn, c.hdr.type, 0, &c.c, sizeof c.c, nullptr, 0) ||
+      !recv_deadline(conn, &a, sizeof a, kHandshakeTimeoutMs))
     return "no AUTH after the challenge";
   const char *bad = auth_problem(hello, c, a);
   *answer = bad != nullptr;
@@ -97,6 +98,9 @@ const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
 {
   *answer = false;
   const pocl_remote_hello &h = m.hello;
+  if (m.hdr.type == POCL_RMSG_STARTTLS)
+    return "client asks for TLS, which this server does not have "
+           "(--tls-cert)";
   if (m.hdr.type != POCL_RMSG_HELLO ||
       m.hdr.body_size != sizeof(pocl_remote_hello) || m.hdr.payload_size != 0 ||
       h.magic != POCL_REMOTE_MAGIC)
@@ -119,6 +123,36 @@ const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
           : h.peer_index != 0)
     return "bad peer index";
   *answer = false;
+  return nullptr;
+}
+
+const char *starttls_problem(const HelloMsg &m, uint32_t port, bool *answer,
+                             uint32_t &role, SessionId &route)
+{
+  *answer = false;
+  if (m.hdr.type == POCL_RMSG_HELLO && m.hello.magic == POCL_REMOTE_MAGIC) {
+    *answer = true;
+    return "client does not use TLS, which this server requires";
+  }
+  pocl_remote_starttls st;
+  static_assert(sizeof st == sizeof m.hello, "STARTTLS is a HELLO's size");
+  memcpy(&st, &m.hello, sizeof st);
+  if (m.hdr.type != POCL_RMSG_STARTTLS || m.hdr.body_size != sizeof st ||
+      m.hdr.payload_size != 0 || st.magic != POCL_REMOTE_MAGIC)
+    return "not a PoCL-R STARTTLS";
+  if (st.version != POCL_REMOTE_PROTOCOL_VERSION)
+    return "protocol version mismatch";
+  memcpy(route.data(), st.route, route.size());
+  const SessionId zero{};
+  const bool resume = port == POCL_REMOTE_ROLE_DATA &&
+                      st.role == POCL_REMOTE_ROLE_COMMAND && route != zero;
+  if (st.role != port && !resume)
+    return "wrong role for this port";
+  if (port == POCL_REMOTE_ROLE_COMMAND && route != zero)
+    return "command socket with a route (a resume goes to the data port)";
+  if (port != POCL_REMOTE_ROLE_COMMAND && route == zero)
+    return "unknown session";
+  role = st.role;
   return nullptr;
 }
 

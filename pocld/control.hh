@@ -46,8 +46,7 @@ const char *auth_problem(const pocl_remote_hello &hello,
 // The whole handshake after an acceptable HELLO on a blocking socket:
 // AUTH_CHALLENGE out, AUTH in (bounded by kHandshakeTimeoutMs).  Why it
 // failed, or nullptr; *answer as for hello_problem.
-const char *authenticate(int fd, const pocl_remote_hello &hello,
-                         bool *answer);
+const char *authenticate(Conn c, const pocl_remote_hello &hello, bool *answer);
 // Our side of a handshake as the client (peer connections): checks the
 // server's challenge (with a key, the server must prove it) and fills AUTH.
 const char *answer_challenge(const pocl_remote_hello &hello,
@@ -59,6 +58,12 @@ const char *answer_challenge(const pocl_remote_hello &hello,
 // A command HELLO must carry the zero session id, a data HELLO a non-zero one;
 // a command HELLO with a session id (a resume) comes to the data port.
 const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer);
+// With TLS (tls_on): why the first bytes of a connection to this `port`
+// (a role), which must be STARTTLS, are refused, or nullptr with its role
+// (the port's, or a resume's command role on the data port) and route.
+// *answer: a plain client's HELLO, answered in the clear.
+const char *starttls_problem(const HelloMsg &m, uint32_t port, bool *answer,
+                             uint32_t &role, SessionId &route);
 
 // "address:port" of a socket's peer, for log lines.
 struct PeerName {

@@ -4,6 +4,7 @@
 #include "pocl_remote_auth.h"
 #include "server.hh"
 #include "session.hh"
+#include "tls.hh"
 
 #include <csignal>
 #include <cstdio>
@@ -32,7 +33,8 @@ void usage(FILE *out)
   fprintf(out,
           "usage: pocld [--address A] [--port P] [--peer-port Q] "
           "[--max-sessions N] [--max-pending C] [--psk-file F] "
-          "[--insecure]\n             [--session-grace S] [--log-level L]\n"
+          "[--insecure]\n             [--session-grace S] [--tls-cert F "
+          "--tls-key F [--tls-ca F]]\n             [--log-level L]\n"
           "Serves this host's OpenCL devices to PoCL-R clients, each "
           "session in a\nprocess of its own.\n"
           "  --address A       address to listen on, IPv4 or IPv6 "
@@ -57,11 +59,17 @@ void usage(FILE *out)
           "connection\n"
           "                    waits for it to reconnect, 0 to %ld "
           "(default %d)\n"
+          "  --tls-cert F      require TLS on every connection, with this "
+          "certificate\n"
+          "                    (PEM, chain after it) and --tls-key F (PEM)\n"
+          "  --tls-ca F        CA certificates that peer servers' "
+          "certificates must\n"
+          "                    chain to (default: the system's)\n"
           "  --log-level L     error, warn, info or debug (default info)\n"
           "  --help            this text\n",
-          POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions,
-          kPendingCap, pocld::max_pending_commands, POCL_REMOTE_MIN_KEY,
-          kGraceCapS, pocld::session_grace_ms / 1000);
+          POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions, kPendingCap,
+          pocld::max_pending_commands, POCL_REMOTE_MIN_KEY, kGraceCapS,
+          pocld::session_grace_ms / 1000);
 }
 
 // Whether every address `address` stands for is a loopback one.
@@ -146,6 +154,7 @@ int main(int argc, char **argv)
   long port = POCL_REMOTE_DEFAULT_PORT, peer_port = 0;
   long max_sessions = kDefaultSessions;
   const char *psk_file = nullptr;
+  const char *tls_cert = nullptr, *tls_key = nullptr, *tls_ca = nullptr;
   bool insecure = false;
   for (int i = 1; i < argc; ++i) {
     std::string opt = argv[i];
@@ -173,6 +182,12 @@ int main(int argc, char **argv)
       max_sessions = strtol(val, &end, 10);
     else if (opt == "--psk-file")
       psk_file = val;
+    else if (opt == "--tls-cert")
+      tls_cert = val;
+    else if (opt == "--tls-key")
+      tls_key = val;
+    else if (opt == "--tls-ca")
+      tls_ca = val;
     else if (opt == "--max-pending") {
       long n = strtol(val, &end, 10);
       if (*end != '\0' || n < 1 || n > kPendingCap) {
@@ -215,6 +230,15 @@ int main(int argc, char **argv)
   }
 
   if (!load_key(psk_file))
+    return 1;
+  if ((tls_cert != nullptr) != (tls_key != nullptr) ||
+      (tls_ca != nullptr && tls_cert == nullptr)) {
+    fprintf(stderr, "pocld: --tls-cert and --tls-key go together, and "
+                    "--tls-ca needs them\n");
+    return 2;
+  }
+  // Before anything is forked: session processes inherit the contexts.
+  if (tls_cert != nullptr && !pocld::tls_configure(tls_cert, tls_key, tls_ca))
     return 1;
   // Anyone who can reach a non-loopback address could use the devices.
   if (pocld::psk.empty() && !insecure && !loopback_only(address)) {
@@ -260,10 +284,11 @@ int main(int argc, char **argv)
     snprintf(devices, sizeof devices, "%ld devices", ndev);
   LOG_INFO("-",
            "listening on %s ports %ld (commands), %ld (data) and %ld "
-           "(peers), %s, at most %ld sessions, %s",
+           "(peers), %s, at most %ld sessions, %s, %s",
            address.c_str(), port, port + POCL_REMOTE_DATA_PORT_OFFSET,
            peer_port, devices, max_sessions,
-           pocld::psk.empty() ? "no key" : "pre-shared key required");
+           pocld::psk.empty() ? "no key" : "pre-shared key required",
+           pocld::tls_on() ? "TLS required" : "no TLS");
   server.run(&g_stop, &waitmask);
   LOG_INFO("-", "stopped");
   return 0;

@@ -66,12 +66,12 @@ int dial(const std::string &host, uint16_t port, int timeout_ms)
   return fd;
 }
 
-bool discard(int fd, uint64_t n)
+bool discard(Conn c, uint64_t n)
 {
   char sink[16384];
   while (n > 0) {
     uint64_t k = n < sizeof sink ? n : sizeof sink;
-    if (!recv_exact(fd, sink, k))
+    if (!recv_exact(c, sink, k))
       return false;
     n -= k;
   }
@@ -114,21 +114,38 @@ bool Session::connect_peer(const Decoded &d)
   ChallengeMsg ch;
   AuthMsg auth;
   const char *bad = nullptr;
+  // With TLS, STARTTLS in the clear names the peer's session by its route,
+  // and the handshake goes inside TLS.
+  Conn conn(fd);
+  std::string why;
+  if (tls_on()) {
+    pocl_remote_hdr sh;
+    pocl_remote_starttls st;
+    if (!make_starttls(POCL_REMOTE_ROLE_PEER, c.session_id, sh, st) ||
+        !send_msg(fd, sh.type, 0, &st, sizeof st, nullptr, 0))
+      why = "cannot send STARTTLS";
+    else
+      conn.tls = tls_connect(fd, host, kPeerConnectTimeoutMs, why);
+    bad = conn.tls ? nullptr : why.c_str();
+  }
   bool ok =
+      bad == nullptr &&
       getrandom(h.hello.nonce, sizeof h.hello.nonce, 0) ==
           sizeof h.hello.nonce &&
-      send_msg(fd, POCL_RMSG_HELLO, 0, &h.hello, sizeof h.hello, nullptr, 0) &&
-      recv_deadline(fd, &ch, sizeof ch, kPeerConnectTimeoutMs) &&
+      send_msg(conn, POCL_RMSG_HELLO, 0, &h.hello, sizeof h.hello, nullptr,
+               0) &&
+      recv_deadline(conn, &ch, sizeof ch, kPeerConnectTimeoutMs) &&
       (bad = answer_challenge(h.hello, ch, auth)) == nullptr &&
-      ::send(fd, &auth, sizeof auth, MSG_NOSIGNAL) == ssize_t(sizeof auth) &&
-            recv_deadline(fd, &rep, sizeof rep, kPeerConnectTimeoutMs) &&
-            rep.hdr.type == POCL_RMSG_HELLO_REPLY &&
-            rep.hdr.body_size == sizeof rep.r && rep.hdr.payload_size == 0 &&
-            rep.r.magic == POCL_REMOTE_MAGIC && rep.r.status == CL_SUCCESS;
-  if (!ok || !start_peer(fd, c.peer_index)) {
+      send_msg(conn, auth.hdr.type, 0, &auth.a, sizeof auth.a, nullptr, 0) &&
+      recv_deadline(conn, &rep, sizeof rep, kPeerConnectTimeoutMs) &&
+      rep.hdr.type == POCL_RMSG_HELLO_REPLY &&
+      rep.hdr.body_size == sizeof rep.r && rep.hdr.payload_size == 0 &&
+      rep.r.magic == POCL_REMOTE_MAGIC && rep.r.status == CL_SUCCESS;
+  if (!ok || !start_peer(conn, c.peer_index)) {
     LOG_WARN(sid_, "peer %u at %s:%u refused the connection%s%s",
              c.peer_index, host.c_str(), c.port, bad ? ": " : "",
              bad ? bad : "");
+    tls_free(conn.tls);
     close(fd);
     reply(d.hdr.id, CL_DEVICE_NOT_AVAILABLE);
     return true;
@@ -140,17 +157,17 @@ bool Session::connect_peer(const Decoded &d)
 }
 
 // A peer connected to us (the listener checked its HELLO).
-bool Session::attach_peer(int fd, uint32_t index)
+bool Session::attach_peer(Conn c, uint32_t index)
 {
   if (index >= POCL_REMOTE_MAX_PEERS || peer_connected(index))
     return false;
-  if (!send_hello_reply(fd, CL_SUCCESS, id_.data(),
+  if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
                         static_cast<uint32_t>(devs_.devices.size())))
     return false;
-  return start_peer(fd, index);
+  return start_peer(c, index);
 }
 
-bool Session::start_peer(int fd, uint32_t index)
+bool Session::start_peer(Conn c, uint32_t index)
 {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -160,9 +177,11 @@ bool Session::start_peer(int fd, uint32_t index)
     std::lock_guard<std::mutex> llock(l.mu);
     if (l.fd >= 0 && !l.broken)
       return false;
+    // The old link's TLS state is not freed: its reader may still be in it.
     if (l.fd >= 0)
       close(l.fd);
-    l.fd = fd;
+    l.fd = c.fd;
+    l.tls = c.tls;
     l.broken = false;
     ++peers_running_;
   }
@@ -199,7 +218,8 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
              index, type, (unsigned long long)id);
     return false;
   }
-  if (send_msg(l.fd, type, id, body, body_len, payload, payload_len))
+  if (send_msg(Conn(l.fd, l.tls), type, id, body, body_len, payload,
+               payload_len))
     return true;
   LOG_WARN(sid_, "send to peer %u failed (%s)", index, strerror(errno));
   l.broken = true;
@@ -260,7 +280,7 @@ void Session::write_peer_slot(PeerSlot &s)
 // One PEER_DATA (its header and body read): the chunk goes into the
 // staging and, for a buffer, straight on to the device.  False on a
 // violation (the link is closed).
-bool Session::peer_chunk(int fd, uint32_t index, const pocl_remote_hdr &h,
+bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
                          const pocl_remote_peer_data &pd)
 {
   PeerSlot *s;
@@ -296,8 +316,8 @@ bool Session::peer_chunk(int fd, uint32_t index, const pocl_remote_hdr &h,
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return false;
   }
-  bool ok = s->staging ? recv_exact(fd, s->staging->data() + pd.offset, len)
-                       : discard(fd, len);
+  bool ok = s->staging ? recv_exact(c, s->staging->data() + pd.offset, len)
+                       : discard(c, len);
   if (!ok) {
     PeerSlot out = take();
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
@@ -342,15 +362,15 @@ bool Session::peer_chunk(int fd, uint32_t index, const pocl_remote_hdr &h,
 // checked like a client's: a peer is just another party on the network.
 void Session::run_peer(uint32_t index)
 {
-  int fd;
+  Conn c;
   {
     std::lock_guard<std::mutex> lock(peers_[index].mu);
-    fd = peers_[index].fd;
+    c = Conn(peers_[index].fd, peers_[index].tls);
   }
   LOG_DEBUG(sid_, "peer %u attached", index);
   for (;;) {
     pocl_remote_hdr h;
-    if (!recv_exact(fd, &h, sizeof h))
+    if (!recv_exact(c, &h, sizeof h))
       break;
     DecodeError e;
     if (!check_peer_header(h, e)) {
@@ -359,7 +379,7 @@ void Session::run_peer(uint32_t index)
     }
     if (h.type == POCL_RMSG_PEER_NOTIFY) {
       pocl_remote_notify n;
-      if (!recv_exact(fd, &n, sizeof n))
+      if (!recv_exact(c, &n, sizeof n))
         break;
       if (n.status > CL_COMPLETE) {
         LOG_ERR(sid_, "peer %u: non-final status %d", index, n.status);
@@ -369,14 +389,14 @@ void Session::run_peer(uint32_t index)
       continue;
     }
     pocl_remote_peer_data pd;
-    if (!recv_exact(fd, &pd, sizeof pd) || !peer_chunk(fd, index, h, pd))
+    if (!recv_exact(c, &pd, sizeof pd) || !peer_chunk(c, index, h, pd))
       break;
   }
   LOG_DEBUG(sid_, "peer %u detached", index);
   {
     std::lock_guard<std::mutex> lock(peers_[index].mu);
     peers_[index].broken = true;
-    shutdown(fd, SHUT_RDWR);
+    shutdown(c.fd, SHUT_RDWR);
   }
   // Migrations from this peer can no longer come.
   std::vector<PeerSlot> lost;

@@ -6,6 +6,8 @@
 #include "child.hh"
 #include "cl.hh" // error codes only: the listener calls no OpenCL
 #include "log.hh"
+#include "pocl_remote_auth.h"
+#include "tls.hh"
 
 #include <algorithm>
 #include <cerrno>
@@ -342,19 +344,30 @@ bool Server::read_hello(Handshake &h)
 bool Server::hello_done(Handshake &h)
 {
   bool answer = false;
-  const char *bad = hello_problem(
-      h.msg, h.role,
-      &answer);
+  uint32_t tls_role = h.role;
+  SessionId tls_route{};
+  const char *bad =
+      tls_on() ? starttls_problem(h.msg, h.role, &answer, tls_role, tls_route)
+               : hello_problem(h.msg, h.role, &answer);
   if (bad != nullptr) {
     refuse(h.fd, h.peer.c_str(), bad, answer, CL_INVALID_VALUE);
     return true;
   }
   if (h.role == POCL_REMOTE_ROLE_COMMAND) {
     // Command connections come here only when over the session limit.
+    // Behind a STARTTLS, a reply in the clear would not be understood.
     char why[96];
     snprintf(why, sizeof why, "at the limit of %u sessions (--max-sessions)",
              max_sessions_);
-    refuse(h.fd, h.peer.c_str(), why, true, CL_OUT_OF_RESOURCES);
+    refuse(h.fd, h.peer.c_str(), why, !tls_on(), CL_OUT_OF_RESOURCES);
+    return true;
+  }
+  if (tls_on()) {
+    // The session's process does the TLS handshake, then HELLO and AUTH
+    // inside it: the listener cannot hand over a TLS connection.
+    pocl_remote_hello hello{};
+    hello.role = tls_role;
+    route(h.fd, hello, h.peer.c_str(), &tls_route);
     return true;
   }
   // Authenticated before the session id is looked up.  The challenge fits
@@ -371,20 +384,23 @@ bool Server::hello_done(Handshake &h)
 }
 
 // Hands a connection whose HELLO names a session to that session's process:
-// a data socket, a peer's connection or a resuming command socket.
-void Server::route(int fd, const pocl_remote_hello &hello, const char *peer)
+// a data socket, a peer's connection or a resuming command socket.  With
+// TLS, `tls_route` names the session instead of the HELLO, which has only
+// the role: the session's process reads the HELLO inside TLS.
+void Server::route(int fd, const pocl_remote_hello &hello, const char *peer,
+                   const SessionId *tls_route)
 {
   SessionId id;
   memcpy(id.data(), hello.session_id, id.size());
-  auto it = by_id_.find(id);
-  if (it != by_id_.end()) {
+  auto it = tls_route ? by_route_.find(*tls_route) : by_id_.find(id);
+  if (it != (tls_route ? by_route_.end() : by_id_.end())) {
     Child &c = children_.at(it->second);
     CtlMsg m{};
     m.type = kCtlAttach;
     m.role = hello.role;
     m.peer_index = hello.peer_index;
     memcpy(m.seen, hello.seen, sizeof m.seen);
-    memcpy(m.id, id.data(), sizeof m.id);
+    memcpy(m.id, c.id.data(), sizeof m.id);
     snprintf(m.peer, sizeof m.peer, "%s", peer);
     // The session's readers block on their sockets.
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -397,7 +413,7 @@ void Server::route(int fd, const pocl_remote_hello &hello, const char *peer)
     LOG_WARN(c.sid, "cannot hand a socket to session process %d: %s",
              int(it->second), strerror(errno));
   }
-  refuse(fd, peer, "unknown session", true, CL_INVALID_VALUE);
+  refuse(fd, peer, "unknown session", tls_route == nullptr, CL_INVALID_VALUE);
 }
 
 void Server::refuse(int fd, const char *peer, const char *why, bool answer,
@@ -413,8 +429,10 @@ void Server::refuse(int fd, const char *peer, const char *why, bool answer,
 
 void Server::drop_registration(Child &c)
 {
-  if (c.registered)
+  if (c.registered) {
     by_id_.erase(c.id);
+    by_route_.erase(c.route);
+  }
   c.registered = false;
 }
 
@@ -431,9 +449,17 @@ void Server::child_input(pid_t pid, Child &c)
     CtlMsg rep{};
     rep.type = kCtlRegistered;
     memcpy(rep.id, m.id, sizeof rep.id);
-    rep.status = by_id_.count(id) ? -1 : 0;
+    SessionId tls_route{};
+    bool taken = by_id_.count(id) > 0;
+    if (tls_on() && !taken)
+      taken = pocl_remote_route(id.data(), tls_route.data()) != 0 ||
+              by_route_.count(tls_route) > 0;
+    rep.status = taken ? -1 : 0;
     if (rep.status == 0) {
       by_id_[id] = pid;
+      if (tls_on())
+        by_route_[tls_route] = pid;
+      c.route = tls_route;
       c.registered = true;
       c.id = id;
       snprintf(c.sid, sizeof c.sid, "%02x%02x%02x%02x", id[0], id[1], id[2],

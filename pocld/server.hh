@@ -40,6 +40,7 @@ private:
     int ctl = -1; // our end of its control socketpair; -1 once closed
     bool registered = false; // `id` is in by_id_
     SessionId id{};
+    SessionId route{}; // with TLS: what its connections' STARTTLS names
     char sid[9] = "-";
     std::string peer;
   };
@@ -62,7 +63,8 @@ private:
   void close_for_child(int keep_a, int keep_b);
   bool read_hello(Handshake &h); // true when it is done with h.fd
   bool hello_done(Handshake &h); // true when it is done with h.fd
-  void route(int fd, const pocl_remote_hello &hello, const char *peer);
+  void route(int fd, const pocl_remote_hello &hello, const char *peer,
+             const SessionId *tls_route = nullptr);
   void refuse(int fd, const char *peer, const char *why, bool answer,
               int32_t status);
   void child_input(pid_t pid, Child &c);
@@ -76,6 +78,7 @@ private:
   int listen_fd_[3] = {-1, -1, -1}; // by role: command, data, peer
   std::map<pid_t, Child> children_;   // until reaped: the session count
   std::map<SessionId, pid_t> by_id_;  // registered, control socket open
+  std::map<SessionId, pid_t> by_route_; // the same, by route, with TLS
   std::vector<Handshake> handshakes_; // in the order they arrived
 };
 

@@ -80,11 +80,12 @@ void Staging::unref()
   free(this);
 }
 
-Session::Session(const Devices &devs, const SessionId &id, int cmd_fd)
+Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
     : devs_(devs), id_(id), contexts_(devs.platforms.size(), nullptr)
 {
   snprintf(sid_, sizeof sid_, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
-  cmd_.fd = cmd_fd;
+  cmd_.tls = cmd.tls;
+  cmd_.fd = cmd.fd;
   waits_.reserve(64);
 }
 
@@ -136,7 +137,8 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
     }
   }
   int fd = c.fd.load();
-  if (fd < 0 || send_msg(fd, type, id, body, body_len, payload, payload_len))
+  if (fd < 0 ||
+      send_msg(Conn(fd, c.tls), type, id, body, body_len, payload, payload_len))
     return;
   // A client that is gone or stopped reading (SO_SNDTIMEO): it may resume.
   LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
@@ -162,13 +164,13 @@ void Session::trim(Channel &c, uint64_t seen)
   }
 }
 
-bool Session::replay(Channel &c, int fd, uint64_t seen)
+bool Session::replay(Channel &c, Conn conn, uint64_t seen)
 {
   if (seen > c.sent)
     return false;
   trim(c, seen);
   for (const OutMsg &o : c.log)
-    if (!send_msg(fd, o.hdr.type, o.hdr.id, o.body, o.hdr.body_size,
+    if (!send_msg(conn, o.hdr.type, o.hdr.id, o.body, o.hdr.body_size,
                   o.payload, o.hdr.payload_size))
       return false;
   return true;
@@ -232,7 +234,7 @@ void Session::flush_dirty()
 
 bool Session::run_commands()
 {
-  MsgReader reader(cmd_.fd.load(), sid_);
+  MsgReader reader(Conn(cmd_.fd.load(), cmd_.tls), sid_);
   Msg m;
   for (;;) {
     // Native commands are flushed in batches, right before the reader
@@ -266,17 +268,21 @@ bool Session::run_commands()
 void Session::detach()
 {
   int fd;
+  pocl_remote_tls *tls;
   {
     std::lock_guard<std::mutex> lock(cmd_.mu);
     fd = cmd_.fd.exchange(-1);
+    tls = std::exchange(cmd_.tls, nullptr);
   }
   if (fd >= 0) {
     shutdown(fd, SHUT_RDWR);
+    tls_free(tls);
     close(fd);
   }
   {
     std::lock_guard<std::mutex> lock(data_.mu);
     fd = data_.fd.exchange(-1);
+    tls = std::exchange(data_.tls, nullptr);
   }
   if (fd >= 0)
     shutdown(fd, SHUT_RDWR);
@@ -287,8 +293,10 @@ void Session::detach()
     data_cv_.wait(lock, [&] { return !data_running_; });
   }
   // Closed only now: the data reader used it until it ended.
-  if (fd >= 0)
+  if (fd >= 0) {
+    tls_free(tls);
     close(fd);
+  }
   LOG_INFO(sid_, "the client's connection broke; keeping the session for "
                  "%d ms",
            session_grace_ms);
@@ -304,12 +312,15 @@ void Session::offer_resume(Resume r)
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closing_) {
-      send_hello_reply(r.fd, CL_INVALID_VALUE, id_.data(), 0);
+      send_hello_reply(Conn(r.fd, r.tls), CL_INVALID_VALUE, id_.data(), 0);
+      tls_free(r.tls);
       close(r.fd);
       return;
     }
-    if (pending_.fd >= 0)
-      close(pending_.fd); // superseded by the newer one
+    if (pending_.fd >= 0) { // superseded by the newer one
+      tls_free(pending_.tls);
+      close(pending_.fd);
+    }
     pending_ = std::move(r);
   }
   resume_cv_.notify_all();
@@ -341,15 +352,17 @@ bool Session::wait_resume()
   {
     std::lock_guard<std::mutex> lock(cmd_.mu);
     if (bad_count ||
-        !send_hello_reply(r.fd, CL_SUCCESS, id_.data(),
+        !send_hello_reply(Conn(r.fd, r.tls), CL_SUCCESS, id_.data(),
                           uint32_t(devs_.devices.size()), seen) ||
-        !replay(cmd_, r.fd, r.seen[0])) {
+        !replay(cmd_, Conn(r.fd, r.tls), r.seen[0])) {
       LOG_WARN(sid_, "resume from %s failed (bad counts or a broken socket)",
                r.peer.c_str());
+      tls_free(r.tls);
       close(r.fd);
       return true; // the next attempt may do better; the grace restarts
     }
     replayed = cmd_.log.size();
+    cmd_.tls = r.tls;
     cmd_.fd = r.fd;
   }
   acked_cmd_ = seen[0];
@@ -404,7 +417,7 @@ bool Session::dispatch(const Msg &m)
   }
 }
 
-bool Session::attach_data(int fd)
+bool Session::attach_data(Conn c)
 {
   std::unique_lock<std::mutex> lock(mu_);
   if (closing_)
@@ -413,9 +426,11 @@ bool Session::attach_data(int fd)
   // to connect (one that failed half-way, or that the server has not seen
   // break yet): the newest one wins.
   int old;
+  pocl_remote_tls *old_tls;
   {
     std::lock_guard<std::mutex> dlock(data_.mu);
     old = data_.fd.exchange(-1);
+    old_tls = std::exchange(data_.tls, nullptr);
   }
   if (old >= 0)
     shutdown(old, SHUT_RDWR);
@@ -424,17 +439,19 @@ bool Session::attach_data(int fd)
   data_cv_.wait(lock, [&] { return !data_running_; });
   data_stop_ = false;
   if (old >= 0) {
+    tls_free(old_tls);
     close(old);
     LOG_INFO(sid_, "a newer data socket replaces the one attached");
   }
   // The reply, then the messages the client missed, go out before the
   // socket is published, so that nothing can overtake them.
   std::lock_guard<std::mutex> dlock(data_.mu);
-  if (!send_hello_reply(fd, CL_SUCCESS, id_.data(),
+  if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
                         static_cast<uint32_t>(devs_.devices.size())) ||
-      !replay(data_, fd, client_seen_data_))
+      !replay(data_, c, client_seen_data_))
     return false;
-  data_.fd = fd;
+  data_.tls = c.tls;
+  data_.fd = c.fd;
   has_data_ = true;
   data_running_ = true;
   return true;
@@ -450,12 +467,12 @@ void Session::fail_slot(DataSlot &s)
     s.staging->unref();
 }
 
-static bool discard(int fd, uint64_t n)
+static bool discard(Conn c, uint64_t n)
 {
   char sink[16384];
   while (n > 0) {
     uint64_t k = n < sizeof sink ? n : sizeof sink;
-    if (!recv_exact(fd, sink, k))
+    if (!recv_exact(c, sink, k))
       return false;
     n -= k;
   }
@@ -464,11 +481,11 @@ static bool discard(int fd, uint64_t n)
 
 void Session::run_data()
 {
-  int fd = data_.fd.load();
+  Conn c(data_.fd.load(), data_.tls);
   LOG_DEBUG(sid_, "data socket attached");
   for (;;) {
     pocl_remote_hdr h;
-    if (!recv_exact(fd, &h, sizeof h))
+    if (!recv_exact(c, &h, sizeof h))
       break;
     DecodeError e;
     if (!check_data_header(h, e)) {
@@ -501,8 +518,8 @@ void Session::run_data()
       fatal_ = true;
       break;
     }
-    bool ok = s.staging ? recv_exact(fd, s.staging->data(), s.size)
-                        : discard(fd, s.size);
+    bool ok = s.staging ? recv_exact(c, s.staging->data(), s.size)
+                        : discard(c, s.size);
     if (!ok) {
       // Cut inside the bytes: the client sends them again after a resume.
       std::lock_guard<std::mutex> lock(mu_);
@@ -520,7 +537,7 @@ void Session::run_data()
   }
   // Writes cannot complete without the data socket: have the client resume,
   // unless a newer connection has replaced this socket already.
-  if (data_.fd.load() == fd)
+  if (data_.fd.load() == c.fd)
     drop_connection();
   std::lock_guard<std::mutex> lock(mu_);
   data_running_ = false;

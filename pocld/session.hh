@@ -184,6 +184,7 @@ struct PeerSlot {
 struct PeerLink {
   std::mutex mu; // makes each message atomic on the socket
   int fd = -1;   // set once, before the reader starts
+  pocl_remote_tls *tls = nullptr; // with TLS; set with fd
   bool broken = false;
 };
 
@@ -202,13 +203,14 @@ struct OutMsg {
 // The client's sockets, handed over by the listener for a resume.
 struct Resume {
   int fd = -1;
+  pocl_remote_tls *tls = nullptr;
   uint64_t seen[2] = {0, 0};
   std::string peer;
 };
 
 class Session {
 public:
-  Session(const Devices &devs, const SessionId &id, int cmd_fd);
+  Session(const Devices &devs, const SessionId &id, Conn cmd);
   ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
@@ -235,11 +237,11 @@ public:
   // Attaches the data socket (sends HELLO_REPLY and the data messages the
   // client missed on it), replacing an earlier one; false if the session is
   // closing.
-  bool attach_data(int fd);
+  bool attach_data(Conn c);
   void run_data();
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader; false if the index is taken or the session is closing.
-  bool attach_peer(int fd, uint32_t index);
+  bool attach_peer(Conn c, uint32_t index);
   // Wakes both readers and the peer readers (server stop, teardown).
   void shutdown_sockets();
 
@@ -252,6 +254,8 @@ private:
   struct Channel {
     std::mutex mu; // makes each message atomic on the socket; guards log
     std::atomic<int> fd{-1}; // -1 while the client is away
+    // With TLS: set before fd, freed once fd is -1 and its reader ended.
+    pocl_remote_tls *tls = nullptr;
     // Sent (or waiting for a socket) and not acknowledged, oldest first;
     // `sent` counts every logged message of the session.
     std::deque<OutMsg> log;
@@ -272,7 +276,7 @@ private:
   void drop_connection();
   // Writes c's logged messages after the client's count `seen` on fd,
   // dropping those before.  False on a bad count or a failed write.
-  bool replay(Channel &c, int fd, uint64_t seen);
+  bool replay(Channel &c, Conn conn, uint64_t seen);
   void trim(Channel &c, uint64_t seen);
   bool ack(const Msg &m);
   void send_ack();
@@ -346,13 +350,13 @@ private:
 
   // peers.cc: the peer mesh.
   bool connect_peer(const Decoded &d);
-  bool start_peer(int fd, uint32_t index);
+  bool start_peer(Conn c, uint32_t index);
   bool peer_connected(uint32_t index);
   void run_peer(uint32_t index);
   // Completes the slot's user event with `status` and releases the slot.
   void finish_peer_slot(PeerSlot &s, cl_int status);
   void write_peer_slot(PeerSlot &s);
-  bool peer_chunk(int fd, uint32_t index, const pocl_remote_hdr &h,
+  bool peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
                   const pocl_remote_peer_data &pd);
   void stream_push(Pending *p, std::vector<cl_event> chunks,
                    std::vector<uint64_t> ends, cl_event size_read);

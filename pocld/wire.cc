@@ -19,8 +19,8 @@ constexpr uint64_t kHdr = sizeof(pocl_remote_hdr);
 constexpr uint64_t kInitialBuffer = 256u << 10;
 } // namespace
 
-MsgReader::MsgReader(int fd, const char *sid)
-    : fd_(fd), sid_(sid), buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
+MsgReader::MsgReader(Conn c, const char *sid)
+    : c_(c), sid_(sid), buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
       cap_(buf_ ? kInitialBuffer : 0)
 {
 }
@@ -58,7 +58,8 @@ MsgReader::Status MsgReader::fill(uint64_t need)
         cap_ = ncap;
       }
     }
-    ssize_t r = recv(fd_, buf_ + end_, cap_ - end_, 0);
+    ssize_t r = c_.tls ? tls_recv(c_.tls, buf_ + end_, cap_ - end_, -1)
+                       : recv(c_.fd, buf_ + end_, cap_ - end_, 0);
     if (r > 0)
       end_ += r;
     else if (r == 0 || errno != EINTR)
@@ -96,7 +97,7 @@ MsgReader::Status MsgReader::next(Msg &m)
   return Status::Ok;
 }
 
-bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
+bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
               size_t body_len, const void *payload, uint64_t payload_len)
 {
   pocl_remote_hdr h;
@@ -107,11 +108,13 @@ bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
   iovec iov[3] = {{&h, sizeof h},
                   {const_cast<void *>(body), body_len},
                   {const_cast<void *>(payload), payload_len}};
+  if (c.tls)
+    return tls_send(c.tls, iov, payload_len ? 3 : 2);
   msghdr mh{};
   mh.msg_iov = iov;
   mh.msg_iovlen = payload_len ? 3 : 2;
   while (mh.msg_iovlen > 0) {
-    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    ssize_t n = sendmsg(c.fd, &mh, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR)
         continue;
@@ -132,7 +135,7 @@ bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
   return true;
 }
 
-bool send_hello_reply(int fd, int32_t status, const uint8_t session_id[16],
+bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
                       uint32_t num_devices, const uint64_t *seen)
 {
   pocl_remote_hello_reply r{};
@@ -144,14 +147,15 @@ bool send_hello_reply(int fd, int32_t status, const uint8_t session_id[16],
   r.num_devices = num_devices;
   memcpy(r.session_id, session_id, sizeof r.session_id);
   r.server_time_ns = realtime_ns();
-  return send_msg(fd, POCL_RMSG_HELLO_REPLY, 0, &r, sizeof r, nullptr, 0);
+  return send_msg(c, POCL_RMSG_HELLO_REPLY, 0, &r, sizeof r, nullptr, 0);
 }
 
-bool recv_exact(int fd, void *buf, uint64_t n)
+bool recv_exact(Conn c, void *buf, uint64_t n)
 {
   char *p = static_cast<char *>(buf);
   while (n > 0) {
-    ssize_t r = recv(fd, p, n, MSG_WAITALL);
+    ssize_t r =
+        c.tls ? tls_recv(c.tls, p, n, -1) : recv(c.fd, p, n, MSG_WAITALL);
     if (r > 0) {
       p += r;
       n -= r;
@@ -161,7 +165,7 @@ bool recv_exact(int fd, void *buf, uint64_t n)
   return true;
 }
 
-bool recv_deadline(int fd, void *buf, size_t n, int timeout_ms)
+bool recv_deadline(Conn c, void *buf, size_t n, int timeout_ms)
 {
   using clock = std::chrono::steady_clock;
   auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -172,13 +176,21 @@ bool recv_deadline(int fd, void *buf, size_t n, int timeout_ms)
                     .count();
     if (left <= 0)
       return false;
-    pollfd pfd{fd, POLLIN, 0};
+    if (c.tls) {
+      ssize_t r = tls_recv(c.tls, p, n, static_cast<int>(left));
+      if (r <= 0)
+        return false;
+      p += r;
+      n -= r;
+      continue;
+    }
+    pollfd pfd{c.fd, POLLIN, 0};
     int pr = poll(&pfd, 1, static_cast<int>(left));
     if (pr < 0 && errno == EINTR)
       continue;
     if (pr <= 0)
       return false;
-    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+    ssize_t r = recv(c.fd, p, n, MSG_DONTWAIT);
     if (r > 0) {
       p += r;
       n -= r;

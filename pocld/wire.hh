@@ -2,6 +2,7 @@
 #pragma once
 
 #include "pocl_remote_protocol.h"
+#include "tls.hh"
 
 #include <array>
 #include <cstddef>
@@ -73,7 +74,7 @@ inline bool mul_ok(uint64_t a, uint64_t b, uint64_t &r)
 class MsgReader {
 public:
   enum class Status { Ok, Closed, Bad };
-  MsgReader(int fd, const char *sid);
+  MsgReader(Conn c, const char *sid);
   ~MsgReader();
   MsgReader(const MsgReader &) = delete;
   MsgReader &operator=(const MsgReader &) = delete;
@@ -88,7 +89,7 @@ public:
 
 private:
   Status fill(uint64_t need);
-  int fd_;
+  Conn c_;
   const char *sid_;
   uint8_t *buf_;
   uint64_t cap_, start_ = 0, end_ = 0;
@@ -96,15 +97,16 @@ private:
 
 // One message (header, body, payload) with one sendmsg() call, continued on
 // partial writes.  MSG_NOSIGNAL: a dead peer gives an error, not SIGPIPE.
-bool send_msg(int fd, uint32_t type, uint64_t id, const void *body,
+// On a TLS connection, tls_send.
+bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
               size_t body_len, const void *payload, uint64_t payload_len);
 // seen: a resume's counts (pocl_remote_hello_reply), or null.
-bool send_hello_reply(int fd, int32_t status, const uint8_t session_id[16],
+bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
                       uint32_t num_devices, const uint64_t *seen = nullptr);
 // Blocks until n bytes arrived; false on EOF or error.
-bool recv_exact(int fd, void *buf, uint64_t n);
+bool recv_exact(Conn c, void *buf, uint64_t n);
 // As recv_exact, but gives up after timeout_ms in total.
-bool recv_deadline(int fd, void *buf, size_t n, int timeout_ms);
+bool recv_deadline(Conn c, void *buf, size_t n, int timeout_ms);
 
 uint64_t realtime_ns();
 uint64_t monotonic_ns();

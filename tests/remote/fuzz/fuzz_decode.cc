@@ -3,8 +3,9 @@
 // The input is what a client could write on pocld's sockets: a sequence of
 // messages (24-byte header, body, payload).  Each goes through the very
 // functions pocld runs on received bytes (pocld/decode.hh, pocld/control.hh):
-// hello_problem for HELLO, check_data_header for DATA, and for everything
-// else check_command_header and then decode.  Body and payload are copied
+// hello_problem and starttls_problem for HELLO and STARTTLS,
+// check_data_header for DATA, and for everything else check_command_header
+// and then decode.  Body and payload are copied
 // into a buffer of exactly their size, so that AddressSanitizer catches any
 // read past the message; every view the decoder returns is then read in
 // full and checked to lie inside the message.
@@ -73,15 +74,19 @@ void one_message(const pocl_remote_hdr &h, const uint8_t *rest, size_t left,
   const uint8_t *body = buf.data();
   const uint8_t *payload = body + h.body_size;
   DecodeError e;
-  if (h.type == POCL_RMSG_HELLO) {
+  if (h.type == POCL_RMSG_HELLO || h.type == POCL_RMSG_STARTTLS) {
     HelloMsg m{};
     m.hdr = h;
     memcpy(&m.hello, body,
            h.body_size < sizeof m.hello ? h.body_size : sizeof m.hello);
     bool answer;
-    hello_problem(m, POCL_REMOTE_ROLE_COMMAND, &answer);
-    hello_problem(m, POCL_REMOTE_ROLE_DATA, &answer);
-    hello_problem(m, POCL_REMOTE_ROLE_PEER, &answer);
+    uint32_t role_out;
+    SessionId route;
+    for (uint32_t role : {POCL_REMOTE_ROLE_COMMAND, POCL_REMOTE_ROLE_DATA,
+                          POCL_REMOTE_ROLE_PEER}) {
+      hello_problem(m, role, &answer);
+      starttls_problem(m, role, &answer, role_out, route);
+    }
     return;
   }
   if (h.type == POCL_RMSG_PEER_NOTIFY || h.type == POCL_RMSG_PEER_DATA) {
@@ -166,7 +171,8 @@ struct Writer {
     // A seed pocld would refuse explores nothing beyond the refusal.
     DecodeError e;
     static Decoded d;
-    bool ok = type == POCL_RMSG_HELLO || type == POCL_RMSG_DATA
+    bool ok = type == POCL_RMSG_HELLO || type == POCL_RMSG_STARTTLS ||
+                      type == POCL_RMSG_DATA
                   ? true
               : type == POCL_RMSG_PEER_NOTIFY || type == POCL_RMSG_PEER_DATA
                   ? check_peer_header(h, e)
@@ -242,6 +248,12 @@ void dump(const char *dir)
   pocl_remote_ack ack{{5, 2}};
   w.msg("ack", POCL_RMSG_ACK, 0, &ack, sizeof ack, {});
   w.msg("bye", POCL_RMSG_BYE, 0, nullptr, 0, {});
+  pocl_remote_starttls st{POCL_REMOTE_MAGIC, POCL_REMOTE_PROTOCOL_VERSION,
+                          POCL_REMOTE_ROLE_COMMAND, 0, {}, {}};
+  w.msg("starttls_command", POCL_RMSG_STARTTLS, 0, &st, sizeof st, {});
+  st.role = POCL_REMOTE_ROLE_DATA;
+  st.route[0] = 0xcd;
+  w.msg("starttls_data", POCL_RMSG_STARTTLS, 0, &st, sizeof st, {});
 
   pocl_remote_device_info di{0, 0};
   w.msg("device_info", POCL_RMSG_DEVICE_INFO, 1, &di, sizeof di, {});

@@ -1,0 +1,177 @@
+// tls.cc - TLS on pocld's connections: configuration and handshakes.
+#include "tls.hh"
+
+#include "log.hh"
+#include "pocl_remote_auth.h"
+#include "pocl_remote_tls.h"
+
+#include <arpa/inet.h>
+#include <cstring>
+#include <sys/socket.h>
+
+namespace pocld {
+
+#ifdef POCL_REMOTE_HAVE_TLS
+
+namespace {
+
+// Accepting (our certificate) and connecting to peers (verifying theirs).
+SSL_CTX *g_server = nullptr;
+SSL_CTX *g_client = nullptr;
+
+std::string ssl_error()
+{
+  unsigned long e = ERR_get_error();
+  const char *r = e ? ERR_reason_error_string(e) : nullptr;
+  return r ? r : "unknown error";
+}
+
+} // namespace
+
+bool tls_configure(const char *cert, const char *key, const char *ca)
+{
+  g_server = SSL_CTX_new(TLS_server_method());
+  g_client = SSL_CTX_new(TLS_client_method());
+  if (g_server == nullptr || g_client == nullptr) {
+    LOG_ERR("-", "TLS: %s", ssl_error().c_str());
+    return false;
+  }
+  pocl_remote_tls_ctx_defaults(g_server);
+  pocl_remote_tls_ctx_defaults(g_client);
+  // No resumption: the tickets would only be extra messages.
+  SSL_CTX_set_num_tickets(g_server, 0);
+  if (SSL_CTX_use_certificate_chain_file(g_server, cert) != 1) {
+    LOG_ERR("-", "TLS: cannot use the certificate %s: %s", cert,
+            ssl_error().c_str());
+    return false;
+  }
+  if (SSL_CTX_use_PrivateKey_file(g_server, key, SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(g_server) != 1) {
+    LOG_ERR("-", "TLS: cannot use the key %s: %s", key, ssl_error().c_str());
+    return false;
+  }
+  SSL_CTX_set_verify(g_client, SSL_VERIFY_PEER, nullptr);
+  if ((ca != nullptr ? SSL_CTX_load_verify_locations(g_client, ca, nullptr)
+                     : SSL_CTX_set_default_verify_paths(g_client)) != 1) {
+    LOG_ERR("-", "TLS: cannot load the CA certificates %s: %s",
+            ca ? ca : "(system)", ssl_error().c_str());
+    return false;
+  }
+  return true;
+}
+
+bool tls_on() { return g_server != nullptr; }
+
+pocl_remote_tls *tls_accept(int fd, int timeout_ms, std::string &why)
+{
+  pocl_remote_tls *t = pocl_remote_tls_new(g_server, fd, 1);
+  if (t == nullptr) {
+    why = "out of memory";
+    return nullptr;
+  }
+  timeval tv{};
+  socklen_t len = sizeof tv;
+  if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) == 0 &&
+      (tv.tv_sec != 0 || tv.tv_usec != 0))
+    t->send_timeout_ms = int(tv.tv_sec * 1000 + tv.tv_usec / 1000);
+  char buf[256];
+  if (const char *bad =
+          pocl_remote_tls_handshake(t, timeout_ms, buf, sizeof buf)) {
+    why = std::string("TLS handshake failed: ") + bad;
+    pocl_remote_tls_free(t);
+    return nullptr;
+  }
+  return t;
+}
+
+pocl_remote_tls *tls_connect(int fd, const std::string &host, int timeout_ms,
+                             std::string &why)
+{
+  pocl_remote_tls *t = pocl_remote_tls_new(g_client, fd, 0);
+  if (t == nullptr) {
+    why = "out of memory";
+    return nullptr;
+  }
+  // An address is checked against the certificate's IP entries, a name
+  // against its DNS names (and sent as SNI).
+  unsigned char addr[16];
+  bool is_ip = inet_pton(AF_INET, host.c_str(), addr) == 1 ||
+               inet_pton(AF_INET6, host.c_str(), addr) == 1;
+  X509_VERIFY_PARAM *vp = SSL_get0_param(t->ssl);
+  if (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, host.c_str()) != 1
+            : (SSL_set1_host(t->ssl, host.c_str()) != 1 ||
+               SSL_set_tlsext_host_name(t->ssl, host.c_str()) != 1)) {
+    why = "cannot check the name " + host;
+    pocl_remote_tls_free(t);
+    return nullptr;
+  }
+  char buf[256];
+  if (const char *bad =
+          pocl_remote_tls_handshake(t, timeout_ms, buf, sizeof buf)) {
+    why = std::string("TLS handshake failed: ") + bad;
+    pocl_remote_tls_free(t);
+    return nullptr;
+  }
+  return t;
+}
+
+void tls_free(pocl_remote_tls *t) { pocl_remote_tls_free(t); }
+
+ssize_t tls_recv(pocl_remote_tls *t, void *buf, size_t n, int timeout_ms)
+{
+  // Only this connection's one reader uses the receive bound.
+  t->recv_timeout_ms = timeout_ms;
+  return pocl_remote_tls_recv(t, buf, n);
+}
+
+bool tls_send(pocl_remote_tls *t, const iovec *iov, int count)
+{
+  return pocl_remote_tls_sendv(t, iov, count) == 0;
+}
+
+#else
+
+bool tls_configure(const char *, const char *, const char *)
+{
+  LOG_ERR("-", "TLS needs OpenSSL's libssl, which this pocld was built "
+               "without");
+  return false;
+}
+
+bool tls_on() { return false; }
+
+pocl_remote_tls *tls_accept(int, int, std::string &why)
+{
+  why = "no TLS in this build";
+  return nullptr;
+}
+
+pocl_remote_tls *tls_connect(int, const std::string &, int, std::string &why)
+{
+  why = "no TLS in this build";
+  return nullptr;
+}
+
+void tls_free(pocl_remote_tls *) {}
+
+ssize_t tls_recv(pocl_remote_tls *, void *, size_t, int) { return -1; }
+
+bool tls_send(pocl_remote_tls *, const iovec *, int) { return false; }
+
+#endif
+
+bool make_starttls(uint32_t role, const uint8_t *session_id,
+                   pocl_remote_hdr &hdr, pocl_remote_starttls &body)
+{
+  hdr = pocl_remote_hdr{};
+  hdr.type = POCL_RMSG_STARTTLS;
+  hdr.body_size = sizeof body;
+  body = pocl_remote_starttls{};
+  body.magic = POCL_REMOTE_MAGIC;
+  body.version = POCL_REMOTE_PROTOCOL_VERSION;
+  body.role = role;
+  return session_id == nullptr ||
+         pocl_remote_route(session_id, body.route) == 0;
+}
+
+} // namespace pocld
