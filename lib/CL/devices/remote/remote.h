@@ -70,6 +70,9 @@ typedef struct remote_server
   uint64_t bytes_sent, bytes_received, peer_bytes;
   int cmd_fd;
   int data_fd;
+  /* TLS state of each socket; NULL on a plain connection */
+  struct pocl_remote_tls *cmd_tls;
+  struct pocl_remote_tls *data_tls;
   uint8_t session_id[16];
   uint32_t num_devices;
   /* server CLOCK_REALTIME ns minus client monotonic ns */
@@ -234,10 +237,13 @@ void pocl_remote_complete (remote_server *s, remote_event *re,
 void pocl_remote_complete_deferred (void);
 
 /* remote_conn.c, for remote_resume.c */
-int pocl_remote_send_iov (int fd, struct iovec *iov, int count);
+/* tls: the socket's TLS state, NULL on a plain one (remote_tls.h) */
+int pocl_remote_send_iov (int fd, struct pocl_remote_tls *tls,
+                          struct iovec *iov, int count);
 int pocl_remote_connect (const char *host, uint16_t port, int timeout_ms);
 long pocl_remote_client_key (char *key);
-cl_int pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
+cl_int pocl_remote_handshake (remote_server *s, int fd,
+                              struct pocl_remote_tls *tls, uint32_t role,
                               const uint8_t *session_id, const uint64_t *seen,
                               const char *key, size_t key_len,
                               pocl_remote_hello_reply *out, uint64_t *t0,

@@ -21,6 +21,7 @@
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
+#include "remote_tls.h"
 
 struct remote_request
 {
@@ -39,12 +40,12 @@ static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
 static remote_server *servers = NULL;
 
 static int
-read_full (int fd, void *buf, size_t n)
+read_full (int fd, struct pocl_remote_tls *tls, void *buf, size_t n)
 {
   char *p = (char *)buf;
   while (n > 0)
     {
-      ssize_t r = recv (fd, p, n, 0);
+      ssize_t r = tls ? pocl_remote_tls_read (tls, p, n) : recv (fd, p, n, 0);
       if (r > 0)
         {
           p += r;
@@ -65,6 +66,7 @@ typedef struct rbuf
 {
   int fd;
   int io_failed; /* the socket broke (not the server's messages) */
+  struct pocl_remote_tls *tls;
   size_t start, end;
   char data[RBUF_SIZE];
 } rbuf;
@@ -84,8 +86,9 @@ rb_read (rbuf *rb, void *dst, uint64_t n)
       if (n == 0)
         return 0;
       if (n >= RBUF_SIZE / 2)
-        return (rb->io_failed = read_full (rb->fd, d, n));
-      ssize_t r = recv (rb->fd, rb->data, RBUF_SIZE, 0);
+        return (rb->io_failed = read_full (rb->fd, rb->tls, d, n));
+      ssize_t r = rb->tls ? pocl_remote_tls_read (rb->tls, rb->data, RBUF_SIZE)
+                          : recv (rb->fd, rb->data, RBUF_SIZE, 0);
       if (r < 0 && errno == EINTR)
         continue;
       if (r <= 0)
@@ -111,8 +114,11 @@ rb_skip (rbuf *rb, uint64_t n)
 }
 
 int
-pocl_remote_send_iov (int fd, struct iovec *iov, int count)
+pocl_remote_send_iov (int fd, struct pocl_remote_tls *tls, struct iovec *iov,
+                      int count)
 {
+  if (tls)
+    return pocl_remote_tls_write (tls, iov, count);
   while (count > 0)
     {
       struct msghdr mh;
@@ -186,7 +192,8 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   /* A failed write is the reader's to notice: the message is logged, and
      the reconnect sends it again.  */
   if (r == 0 && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
-    pocl_remote_send_iov (data_socket ? s->data_fd : s->cmd_fd, iov, n);
+    pocl_remote_send_iov (data_socket ? s->data_fd : s->cmd_fd,
+                          data_socket ? s->data_tls : s->cmd_tls, iov, n);
   pthread_mutex_unlock (lock);
   __atomic_fetch_add (&s->bytes_sent, sizeof (h) + body_size + total,
                       __ATOMIC_RELAXED);
@@ -556,7 +563,7 @@ maybe_ack (remote_server *s, uint64_t payload_size)
     {
       pocl_remote_hdr h = { POCL_RMSG_ACK, sizeof (a), 0, 0 };
       struct iovec iov[2] = { { &h, sizeof (h) }, { &a, sizeof (a) } };
-      pocl_remote_send_iov (s->cmd_fd, iov, 2);
+      pocl_remote_send_iov (s->cmd_fd, s->cmd_tls, iov, 2);
       __atomic_store_n (&s->seen_at_last_ack, total, __ATOMIC_RELEASE);
       __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
     }
@@ -594,6 +601,7 @@ reader_thread (void *p)
   if (rb != NULL)
     {
       rb->fd = data_socket ? s->data_fd : s->cmd_fd;
+      rb->tls = data_socket ? s->data_tls : s->cmd_tls;
       rb->io_failed = 0;
       rb->start = rb->end = 0;
     }
@@ -846,9 +854,9 @@ pocl_remote_client_key (char *key)
    the socket timeout.  With a key (key_len > 0) the server must prove it;
    without one, a server that requires one is refused.  */
 cl_int
-pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
-                       const uint8_t *session_id, const uint64_t *seen,
-                       const char *key, size_t key_len,
+pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
+                       uint32_t role, const uint8_t *session_id,
+                       const uint64_t *seen, const char *key, size_t key_len,
                        pocl_remote_hello_reply *out, uint64_t *t0,
                        uint64_t *t1)
 {
@@ -877,15 +885,18 @@ pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
 
   struct timeval tv = { 10, 0 };
   setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+  if (tls)
+    pocl_remote_tls_set_timeout (tls, 10000);
   hello.client_time_ns = pocl_gettimemono_ns ();
-  if (pocl_remote_send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
+  if (pocl_remote_send_iov (fd, tls, iov, 2)
+      || read_full (fd, tls, &h, sizeof (h)))
     return CL_DEVICE_NOT_AVAILABLE;
   /* a refusal (version, session limit) comes at once as HELLO_REPLY */
   if (h.type == POCL_RMSG_HELLO_REPLY && h.body_size == sizeof (*out)
-      && h.payload_size == 0 && read_full (fd, out, sizeof (*out)) == 0)
+      && h.payload_size == 0 && read_full (fd, tls, out, sizeof (*out)) == 0)
     return out->status != CL_SUCCESS ? out->status : CL_DEVICE_NOT_AVAILABLE;
   if (h.type != POCL_RMSG_AUTH_CHALLENGE || h.body_size != sizeof (ch)
-      || h.payload_size != 0 || read_full (fd, &ch, sizeof (ch)))
+      || h.payload_size != 0 || read_full (fd, tls, &ch, sizeof (ch)))
     return CL_DEVICE_NOT_AVAILABLE;
   h.type = POCL_RMSG_AUTH;
   h.body_size = sizeof (auth);
@@ -905,7 +916,7 @@ pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
         {
           /* Our proof still goes out: a server with another key then logs
              the mismatch too.  It reveals nothing about the key.  */
-          pocl_remote_send_iov (fd, iov, 2);
+          pocl_remote_send_iov (fd, tls, iov, 2);
           POCL_MSG_ERR ("remote: pocld at %s:%u does not prove our "
                         "pre-shared key (it has another one, or none): not "
                         "using it\n",
@@ -915,7 +926,7 @@ pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
     }
   else if (ch.flags & POCL_REMOTE_AUTH_REQUIRED)
     {
-      pocl_remote_send_iov (fd, iov, 2); /* so that the server logs why */
+      pocl_remote_send_iov (fd, tls, iov, 2); /* so that the server logs why */
       POCL_MSG_ERR ("remote: pocld at %s:%u requires a pre-shared key "
                     "(POCL_REMOTE_PSK or POCL_REMOTE_PSK_FILE)\n",
                     s->host, s->port);
@@ -925,7 +936,8 @@ pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
   iov[1].iov_len = sizeof (auth);
   /* the clock offset is estimated around this last round trip */
   *t0 = pocl_gettimemono_ns ();
-  if (pocl_remote_send_iov (fd, iov, 2) || read_full (fd, &h, sizeof (h)))
+  if (pocl_remote_send_iov (fd, tls, iov, 2)
+      || read_full (fd, tls, &h, sizeof (h)))
     {
       if (key_len > 0)
         POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
@@ -933,11 +945,13 @@ pocl_remote_handshake (remote_server *s, int fd, uint32_t role,
       return CL_DEVICE_NOT_AVAILABLE;
     }
   if (h.type != POCL_RMSG_HELLO_REPLY || h.body_size != sizeof (*out)
-      || h.payload_size != 0 || read_full (fd, out, sizeof (*out)))
+      || h.payload_size != 0 || read_full (fd, tls, out, sizeof (*out)))
     return CL_DEVICE_NOT_AVAILABLE;
   *t1 = pocl_gettimemono_ns ();
   tv.tv_sec = 0;
   setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+  if (tls)
+    pocl_remote_tls_set_timeout (tls, -1);
   if (out->magic != POCL_REMOTE_MAGIC
       || out->version != POCL_REMOTE_PROTOCOL_VERSION)
     {
@@ -967,8 +981,15 @@ server_connect (remote_server *s)
   s->cmd_fd = pocl_remote_connect (s->host, s->port, (int)timeout_ms);
   if (s->cmd_fd < 0)
     return CL_DEVICE_NOT_AVAILABLE;
-  err = pocl_remote_handshake (s, s->cmd_fd, POCL_REMOTE_ROLE_COMMAND, NULL,
-                               NULL, key, (size_t)key_len, &rep, &t0, &t1);
+  if (pocl_remote_tls_wanted ()
+      && (s->cmd_tls = pocl_remote_tls_start (s->cmd_fd, s->host, s->port,
+                                              POCL_REMOTE_ROLE_COMMAND, NULL,
+                                              (int)timeout_ms))
+             == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
+  err = pocl_remote_handshake (s, s->cmd_fd, s->cmd_tls,
+                               POCL_REMOTE_ROLE_COMMAND, NULL, NULL, key,
+                               (size_t)key_len, &rep, &t0, &t1);
   if (err != CL_SUCCESS)
     return err;
   memcpy (s->session_id, rep.session_id, 16);
@@ -980,9 +1001,16 @@ server_connect (remote_server *s)
       (int)timeout_ms);
   if (s->data_fd < 0)
     return CL_DEVICE_NOT_AVAILABLE;
-  err = pocl_remote_handshake (s, s->data_fd, POCL_REMOTE_ROLE_DATA,
-                               s->session_id, NULL, key, (size_t)key_len, &rep,
-                               &u0, &u1);
+  if (pocl_remote_tls_wanted ()
+      && (s->data_tls = pocl_remote_tls_start (
+              s->data_fd, s->host,
+              (unsigned)s->port + POCL_REMOTE_DATA_PORT_OFFSET,
+              POCL_REMOTE_ROLE_DATA, s->session_id, (int)timeout_ms))
+             == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
+  err = pocl_remote_handshake (s, s->data_fd, s->data_tls,
+                               POCL_REMOTE_ROLE_DATA, s->session_id, NULL, key,
+                               (size_t)key_len, &rep, &u0, &u1);
   memset (key, 0, sizeof (key));
   if (err != CL_SUCCESS)
     return err;

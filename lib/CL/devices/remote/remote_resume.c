@@ -17,6 +17,7 @@
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
+#include "remote_tls.h"
 
 #define LOG_INITIAL_ENTRIES 256
 
@@ -92,9 +93,11 @@ pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
   return 0;
 }
 
-/* Writes the entries after `seen` to fd, dropping those before.  */
+/* Writes the entries after `seen` to fd (TLS state tls, or NULL), dropping
+   those before.  */
 static int
-log_replay (remote_log *log, int fd, uint64_t seen, uint64_t *count)
+log_replay (remote_log *log, int fd, struct pocl_remote_tls *tls,
+            uint64_t seen, uint64_t *count)
 {
   pocl_remote_log_trim (log, seen);
   *count = 0;
@@ -113,7 +116,7 @@ log_replay (remote_log *log, int fd, uint64_t seen, uint64_t *count)
         }
       for (i = 0; i < e->nref; ++i)
         iov[n++] = e->ref[i];
-      if (pocl_remote_send_iov (fd, iov, n))
+      if (pocl_remote_send_iov (fd, tls, iov, n))
         return -1;
       ++*count;
     }
@@ -161,14 +164,27 @@ resume (remote_server *s, const char *key, size_t key_len)
                        __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE) };
   pocl_remote_hello_reply rep;
   uint64_t t0, t1;
+  /* With TLS, STARTTLS names the session by its route.  */
+  int tls = pocl_remote_tls_wanted ();
+  struct pocl_remote_tls *cmd_tls = NULL, *data_tls = NULL;
   int cmd = pocl_remote_connect (s->host, data_port, (int)timeout_ms);
   if (cmd < 0)
     return 1;
-  cl_int err = pocl_remote_handshake (s, cmd, POCL_REMOTE_ROLE_COMMAND,
-                                      s->session_id, seen, key, key_len, &rep,
-                                      &t0, &t1);
+  if (tls
+      && (cmd_tls = pocl_remote_tls_start (cmd, s->host, data_port,
+                                           POCL_REMOTE_ROLE_COMMAND,
+                                           s->session_id, (int)timeout_ms))
+             == NULL)
+    {
+      close (cmd);
+      return 1;
+    }
+  cl_int err = pocl_remote_handshake (s, cmd, cmd_tls,
+                                      POCL_REMOTE_ROLE_COMMAND, s->session_id,
+                                      seen, key, key_len, &rep, &t0, &t1);
   if (err != CL_SUCCESS)
     {
+      pocl_remote_tls_destroy (cmd_tls);
       close (cmd);
       POCL_MSG_WARN ("remote: resume refused by %s:%u (%d)\n", s->host,
                      s->port, err);
@@ -178,14 +194,22 @@ resume (remote_server *s, const char *key, size_t key_len)
   int data = pocl_remote_connect (s->host, data_port, (int)timeout_ms);
   pocl_remote_hello_reply drep;
   if (data < 0
-      || pocl_remote_handshake (s, data, POCL_REMOTE_ROLE_DATA, s->session_id,
-                                NULL, key, key_len, &drep, &t0, &t1)
+      || (tls
+          && (data_tls = pocl_remote_tls_start (
+                  data, s->host, data_port, POCL_REMOTE_ROLE_DATA,
+                  s->session_id, (int)timeout_ms))
+                 == NULL)
+      || pocl_remote_handshake (s, data, data_tls, POCL_REMOTE_ROLE_DATA,
+                                s->session_id, NULL, key, key_len, &drep, &t0,
+                                &t1)
              != CL_SUCCESS)
     {
       POCL_MSG_WARN ("remote: resume: no data socket to %s:%u\n", s->host,
                      s->port);
+      pocl_remote_tls_destroy (data_tls);
       if (data >= 0)
         close (data);
+      pocl_remote_tls_destroy (cmd_tls);
       close (cmd);
       return 1;
     }
@@ -198,17 +222,23 @@ resume (remote_server *s, const char *key, size_t key_len)
     r = -1; /* counts of messages we never sent: not our session */
   else
     {
+      /* The old sockets' readers have ended, and senders wait for the
+         locks held here.  */
+      pocl_remote_tls_destroy (s->cmd_tls);
+      pocl_remote_tls_destroy (s->data_tls);
       close (s->cmd_fd);
       close (s->data_fd);
       s->cmd_fd = cmd;
       s->data_fd = data;
+      s->cmd_tls = cmd_tls;
+      s->data_tls = data_tls;
       __atomic_store_n (&s->acked[0], rep.seen[0], __ATOMIC_RELEASE);
       __atomic_store_n (&s->acked[1], rep.seen[1], __ATOMIC_RELEASE);
       /* Readers first: the server replays its own log at once, and must
          not block on a full socket while we replay ours.  */
       if (pocl_remote_start_readers (s)
-          || log_replay (&s->log[0], cmd, rep.seen[0], &sent[0])
-          || log_replay (&s->log[1], data, rep.seen[1], &sent[1]))
+          || log_replay (&s->log[0], cmd, cmd_tls, rep.seen[0], &sent[0])
+          || log_replay (&s->log[1], data, data_tls, rep.seen[1], &sent[1]))
         r = 1;
       else
         {
@@ -233,6 +263,8 @@ resume (remote_server *s, const char *key, size_t key_len)
   pthread_mutex_unlock (&s->cmd_send_lock);
   if (r < 0)
     {
+      pocl_remote_tls_destroy (data_tls);
+      pocl_remote_tls_destroy (cmd_tls);
       close (data);
       close (cmd);
     }

@@ -1,0 +1,188 @@
+/* remote_tls.c - TLS on the driver's connections to pocld: the client's
+   context, STARTTLS and the handshake.  The I/O is shared with pocld
+   (protocol/pocl_remote_tls.h).  */
+
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "pocl_debug.h"
+#include "pocl_remote_auth.h"
+#include "pocl_remote_tls.h"
+#include "remote_tls.h"
+
+int
+pocl_remote_tls_wanted (void)
+{
+  const char *v = getenv ("POCL_REMOTE_TLS");
+  return v != NULL && strcmp (v, "0") != 0 && v[0] != '\0';
+}
+
+#ifdef POCL_REMOTE_HAVE_TLS
+
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static SSL_CTX *client_ctx = NULL;
+
+/* The one client context, made on first use.  */
+static SSL_CTX *
+tls_context (void)
+{
+  pthread_mutex_lock (&ctx_lock);
+  if (client_ctx == NULL)
+    {
+      const char *ca = getenv ("POCL_REMOTE_TLS_CA");
+      SSL_CTX *ctx = SSL_CTX_new (TLS_client_method ());
+      if (ctx != NULL)
+        {
+          pocl_remote_tls_ctx_defaults (ctx);
+          SSL_CTX_set_verify (ctx, SSL_VERIFY_PEER, NULL);
+          if ((ca != NULL ? SSL_CTX_load_verify_locations (ctx, ca, NULL)
+                          : SSL_CTX_set_default_verify_paths (ctx))
+              != 1)
+            {
+              unsigned long e = ERR_get_error ();
+              POCL_MSG_ERR ("remote: cannot load the CA certificates %s: "
+                            "%s\n",
+                            ca ? ca : "(system)",
+                            e ? ERR_reason_error_string (e) : "?");
+              SSL_CTX_free (ctx);
+              ctx = NULL;
+            }
+        }
+      client_ctx = ctx;
+    }
+  SSL_CTX *ctx = client_ctx;
+  pthread_mutex_unlock (&ctx_lock);
+  return ctx;
+}
+
+struct pocl_remote_tls *
+pocl_remote_tls_start (int fd, const char *host, unsigned port, uint32_t role,
+                       const uint8_t *session_id, int timeout_ms)
+{
+  SSL_CTX *ctx = tls_context ();
+  if (ctx == NULL)
+    return NULL;
+
+  struct
+  {
+    pocl_remote_hdr h;
+    pocl_remote_starttls st;
+  } msg;
+  memset (&msg, 0, sizeof (msg));
+  msg.h.type = POCL_RMSG_STARTTLS;
+  msg.h.body_size = sizeof (msg.st);
+  msg.st.magic = POCL_REMOTE_MAGIC;
+  msg.st.version = POCL_REMOTE_PROTOCOL_VERSION;
+  msg.st.role = role;
+  if (session_id != NULL && pocl_remote_route (session_id, msg.st.route))
+    return NULL;
+  /* A fresh socket takes 96 bytes at once; a short send is a broken one.  */
+  if (send (fd, &msg, sizeof (msg), MSG_NOSIGNAL) != (ssize_t)sizeof (msg))
+    {
+      POCL_MSG_ERR ("remote: cannot send STARTTLS to %s:%u\n", host, port);
+      return NULL;
+    }
+
+  struct pocl_remote_tls *t = pocl_remote_tls_new (ctx, fd, 0);
+  if (t == NULL)
+    return NULL;
+  /* An address is checked against the certificate's IP entries, a name
+     against its DNS names (and sent as SNI).  */
+  unsigned char addr[16];
+  int is_ip = inet_pton (AF_INET, host, addr) == 1
+              || inet_pton (AF_INET6, host, addr) == 1;
+  int named
+      = is_ip ? X509_VERIFY_PARAM_set1_ip_asc (SSL_get0_param (t->ssl), host)
+              : SSL_set1_host (t->ssl, host) == 1
+                    && SSL_set_tlsext_host_name (t->ssl, host) == 1;
+  char why[256];
+  const char *bad = named != 1 ? "cannot check the server's name"
+                               : pocl_remote_tls_handshake (t, timeout_ms, why,
+                                                            sizeof (why));
+  if (bad != NULL)
+    {
+      POCL_MSG_ERR ("remote: TLS with pocld at %s:%u failed: %s\n", host, port,
+                    bad);
+      pocl_remote_tls_free (t);
+      return NULL;
+    }
+  return t;
+}
+
+void
+pocl_remote_tls_destroy (struct pocl_remote_tls *t)
+{
+  pocl_remote_tls_free (t);
+}
+
+long
+pocl_remote_tls_read (struct pocl_remote_tls *t, void *buf, size_t n)
+{
+  return pocl_remote_tls_recv (t, buf, n);
+}
+
+void
+pocl_remote_tls_set_timeout (struct pocl_remote_tls *t, int ms)
+{
+  t->recv_timeout_ms = ms;
+}
+
+int
+pocl_remote_tls_write (struct pocl_remote_tls *t, const struct iovec *iov,
+                       int count)
+{
+  return pocl_remote_tls_sendv (t, iov, count);
+}
+
+#else
+
+struct pocl_remote_tls *
+pocl_remote_tls_start (int fd, const char *host, unsigned port, uint32_t role,
+                       const uint8_t *session_id, int timeout_ms)
+{
+  (void)fd;
+  (void)role;
+  (void)session_id;
+  (void)timeout_ms;
+  POCL_MSG_ERR ("remote: TLS to %s:%u needs OpenSSL's libssl, which this "
+                "driver was built without\n",
+                host, port);
+  return NULL;
+}
+
+void
+pocl_remote_tls_destroy (struct pocl_remote_tls *t)
+{
+  (void)t;
+}
+
+long
+pocl_remote_tls_read (struct pocl_remote_tls *t, void *buf, size_t n)
+{
+  (void)t;
+  (void)buf;
+  (void)n;
+  return -1;
+}
+
+void
+pocl_remote_tls_set_timeout (struct pocl_remote_tls *t, int ms)
+{
+  (void)t;
+  (void)ms;
+}
+
+int
+pocl_remote_tls_write (struct pocl_remote_tls *t, const struct iovec *iov,
+                       int count)
+{
+  (void)t;
+  (void)iov;
+  (void)count;
+  return -1;
+}
+
+#endif
