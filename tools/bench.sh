@@ -4,8 +4,9 @@
 # reference is the pthread device in the benchmark's own process, and the
 # second pocld is the other end of the server-to-server migrations.  Then
 # the distributed matmul (examples/remote/matmul) on one remote device and
-# on both, for the speedup, and the reconnect time: the first pocld through
-# tools/fault_proxy.cc, which cuts every connection once per round.
+# on both, for the speedup, the reconnect time: the first pocld through
+# tools/fault_proxy.cc, which cuts every connection once per round, and
+# tools/bench_security.sh (plain, pre-shared key, TLS, both).
 #   tools/bench.sh [ITERATIONS [MATMUL_N]]
 # Env: BUILD_DIR (default build, as for tools/build.sh).
 set -euo pipefail
@@ -55,3 +56,7 @@ done
 echo
 POCL_DEVICES="pthread remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$(sed -n 's/^PROXY_PORT=//p' "$work/port")/0 \
   "$bench" --reconnect "$work/ctl" 50
+
+# The cost of pre-shared keys and TLS: tools/bench_security.sh.
+echo
+"$repo/tools/bench_security.sh" "${1:-2000}"

@@ -13,7 +13,10 @@
    its pocld through tools/fault_proxy.cc, whose control socket is CONTROL;
    each round cuts every connection ("cut all") and times a no-op kernel
    enqueued right after it, to its completion: the driver notices the cut,
-   reconnects, resumes the session and replays the kernel.  */
+   reconnects, resumes the session and replays the kernel.
+
+   remote_bench ITERATIONS --row LABEL: one line for
+   tools/bench_security.sh (see row).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -551,6 +554,22 @@ reconnect_bench (const char *control, int iters)
   return 0;
 }
 
+/* The remote device only: loopback round trip, no-op latency and 64 MiB
+   bandwidth, in the same run, on one line labelled `label`.  */
+static int
+row (dev *remote, int iters, const char *label)
+{
+  setup (remote);
+  stats rtt = loopback_rtt (iters);
+  stats rn = noop_latency (remote, iters);
+  stats rtt2 = loopback_rtt (iters);
+  double rw, rr;
+  bandwidth (remote, 64u << 20, 5, &rw, &rr);
+  printf ("%-10s %10.1f %10.1f %10.1f %10.1f %10.2f %10.2f\n", label,
+          (rtt.median + rtt2.median) / 2, rn.min, rn.median, rn.p99, rw, rr);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -560,6 +579,8 @@ main (int argc, char **argv)
   dev remote, local, peer;
   if (!find_devices (&remote, &local, &peer))
     return 1;
+  if (argc > 3 && strcmp (argv[2], "--row") == 0)
+    return row (&remote, iters, argv[3]);
   setup (&remote);
   setup (&local);
 
