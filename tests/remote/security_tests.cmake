@@ -127,13 +127,15 @@ endif()
 
 # TLS (doc/security.md): a throwaway CA made at test time; TLS clients with small and
 # data-socket transfers, a plain client, a wrong CA, a wrong name, TLS with a key, a TLS
-# client of a plain server, peers with TLS; pocld processes of its own.
+# client of a plain server, peers with TLS, resumes over TLS through fault_proxy's cuts;
+# pocld processes of its own.
 if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
   add_test(NAME remote/tls
     COMMAND "${REMOTE_TESTS_DIR}/test_tls.sh" "${FIXTURE}" "${RUN_REMOTE}"
             "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}" $<TARGET_FILE:remote_vecadd>
             "${REMOTE_TESTS_DIR}/test_multi_server.sh"
-            $<TARGET_FILE:remote_test_multi_server> "${CMAKE_CURRENT_BINARY_DIR}/tls")
+            $<TARGET_FILE:remote_test_multi_server> "${CMAKE_CURRENT_BINARY_DIR}/tls"
+            $<TARGET_FILE:fault_proxy> $<TARGET_FILE:remote_test_connection_cut>)
   set_tests_properties(remote/tls PROPERTIES LABELS "remote"
     TIMEOUT 600 FAIL_REGULAR_EXPRESSION "tls: FAIL")
 endif()

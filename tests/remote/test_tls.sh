@@ -2,6 +2,7 @@
 # remote/tls: TLS on the client<->pocld sockets (doc/security.md) with pocld processes
 # of its own and a throwaway CA made here with the openssl command.
 #   test_tls.sh FIXTURE RUN_REMOTE POCLD BUILD_DIR VECADD MULTI_SERVER_SH MULTI_CLIENT WORK_DIR
+#               FAULT_PROXY CUT_CLIENT
 # 1. A pocld with --tls-cert: a TLS client that trusts the CA is served, bit-exact,
 #    with 1 MiB buffers (data socket), and with a pre-shared key on top; a plain client
 #    is refused (pocld log line, no hang); a client trusting another CA refuses the
@@ -9,20 +10,26 @@
 #    certificate (localhost) refuses it; the next TLS client is served.
 # 2. A TLS client refuses a pocld without TLS, which logs why.
 # 3. Two pocld with TLS as peers (test_multi_server.sh two): the peer links use TLS.
+# 4. A TLS client whose connections fault_proxy cuts three times resumes its session over
+#    TLS each time (test_connection_cut: every word and the counter exact).
 # PASS/FAIL line on stdout; exit 0 only on PASS. Asserts outcomes, never timings.
 set -u
 
 name=tls
-if [[ $# -ne 8 ]]; then
+if [[ $# -ne 10 ]]; then
   sed -n '3,3p' "$0" | sed 's/^# //' >&2
   exit 2
 fi
 fixture=$1 run_remote=$2 pocld=$3 build=$4 vecadd=$5 multi_sh=$6 multi_client=$7 work=$8
+proxy=$9 cut_client=${10}
 rm -rf "$work"
 mkdir -p "$work"
 fail() { echo "$name: FAIL: $*"; exit 1; }
-started=()
-cleanup() { for s in "${started[@]}"; do "$fixture" stop "$s" >/dev/null 2>&1 || true; done; }
+started=() proxy_pid=
+cleanup() {
+  [[ -n $proxy_pid ]] && kill "$proxy_pid" 2>/dev/null
+  for s in "${started[@]}"; do "$fixture" stop "$s" >/dev/null 2>&1 || true; done
+}
 trap cleanup EXIT
 command -v openssl >/dev/null || fail "no openssl command"
 
@@ -140,4 +147,40 @@ if grep -Eqs "$bad" "$work/multi"/*.log; then
   fail "a peer link was refused: $(grep -Ehs "$bad" "$work/multi"/*.log | head -n 2)"
 fi
 echo "$name: two servers with TLS link as peers"
+
+# 4. Resume over TLS: fault_proxy in front of the TLS pocld cuts every connection on
+#    command (its control socket), three times once the session is busy.
+"$proxy" --target "127.0.0.1:$port" --listen-port 0 --port-file "$work/proxy.port" \
+  --control "$work/proxy.ctl" >"$work/proxy.log" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 1 100); do [[ -s $work/proxy.port ]] && break; sleep 0.1; done
+pport=$(sed -n 's/^PROXY_PORT=//p' "$work/proxy.port")
+[[ -n $pport ]] || fail "fault_proxy did not start: $(cat "$work/proxy.log")"
+printf 'POCLD_PORT=%s\n' "$pport" >"$work/proxy.state"
+data_before=$(grep -c "data socket from" "$log")
+resumes_before=$(grep -c "resumed from" "$log")
+env -u POCL_REMOTE_PSK -u POCL_REMOTE_PSK_FILE POCL_DEBUG=err POCL_REMOTE_TLS=1 \
+  POCL_REMOTE_TLS_CA="$work/test-ca.pem" POCL_REMOTE_RECONNECT_TIMEOUT_MS=60000 \
+  timeout -k 5 200 "$run_remote" "$work/proxy.state" "$build" "$cut_client" 3000 16384 \
+  >"$work/resume.out" 2>&1 &
+cpid=$!
+for _ in $(seq 1 300); do
+  [[ $(grep -c "data socket from" "$log") -gt $data_before ]] && break
+  sleep 0.1
+done
+for cut in 1 2 3; do
+  sleep 0.5
+  python3 - "$work/proxy.ctl" <<'PY' || fail "fault_proxy's control socket did not take 'cut all'"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"cut all\n")
+sys.exit(0 if s.recv(128).startswith(b"ok") else 1)
+PY
+done
+wait "$cpid" || fail "client through the cuts: $(tail -n 5 "$work/resume.out")"
+grep -q "connection_cut: PASS" "$work/resume.out" || fail "client: $(tail -n 5 "$work/resume.out")"
+resumes=$(( $(grep -c "resumed from" "$log") - resumes_before ))
+[[ $resumes -ge 1 ]] || fail "pocld logged no resume over TLS"
+echo "$name: a TLS client resumed its session $resumes times through cuts, every result exact"
 echo "$name: PASS"
