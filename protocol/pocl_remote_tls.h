@@ -219,8 +219,13 @@ pocl_remote_tls_call (pocl_remote_tls *t, int write, void *buf, int n)
         return 0;
       if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
         {
+          /* Never a retryable errno: callers retry plain sockets' EINTR,
+             and a failed SSL object fails again at once.  An end without
+             close_notify leaves errno as it was.  */
           if (e != SSL_ERROR_SYSCALL)
             errno = EPROTO;
+          else if (errno == 0 || errno == EINTR || errno == EAGAIN)
+            errno = ECONNRESET;
           return -1;
         }
       if (pocl_remote_tls_wait (

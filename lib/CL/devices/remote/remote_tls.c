@@ -79,7 +79,7 @@ pocl_remote_tls_start (int fd, const char *host, unsigned port, uint32_t role,
   msg.st.role = role;
   if (session_id != NULL && pocl_remote_route (session_id, msg.st.route))
     return NULL;
-  /* A fresh socket takes 96 bytes at once; a short send is a broken one.  */
+  /* A fresh socket takes STARTTLS at once; a short send is a broken one.  */
   if (send (fd, &msg, sizeof (msg), MSG_NOSIGNAL) != (ssize_t)sizeof (msg))
     {
       POCL_MSG_ERR ("remote: cannot send STARTTLS to %s:%u\n", host, port);
