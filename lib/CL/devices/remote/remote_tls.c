@@ -32,6 +32,11 @@ tls_context (void)
   pthread_mutex_lock (&ctx_lock);
   if (client_ctx == NULL)
     {
+      /* No cleanup at exit: the driver still writes (BYE, from a
+         destructor) and its readers may still read while the process
+         exits; OpenSSL's own exit handler would free what they use.  This
+         takes effect when the driver is the process's first OpenSSL user.  */
+      OPENSSL_init_ssl (OPENSSL_INIT_NO_ATEXIT, NULL);
       const char *ca = getenv ("POCL_REMOTE_TLS_CA");
       SSL_CTX *ctx = SSL_CTX_new (TLS_client_method ());
       if (ctx != NULL)
