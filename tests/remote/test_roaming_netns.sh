@@ -55,13 +55,18 @@ ip netns exec "$ns_s" env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
 pids+=($!)
 for ((t = 0; t < 600; t++)); do
   grep -q "listening on" "$work/$name.pocld.log" && break
+  kill -0 "${pids[0]}" 2>/dev/null || fail "pocld exited at start"
   sleep 0.1
 done
-grep -q "listening on" "$work/$name.pocld.log" || fail "pocld did not listen"
+grep -q "listening on" "$work/$name.pocld.log" || fail "pocld did not listen within 60 s"
 
+# The client runs until told to stop (a file), 10 iterations after its resume was seen.
+stop=$work/$name.stop
+rm -f "$stop"
 ip netns exec "$ns_c" env POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=10.214.0.1:$port/0 \
   OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 POCL_REMOTE_RECONNECT_TIMEOUT_MS=60000 \
-  timeout -k 5 200 "$client" 3000 16384 >"$work/$name.client.out" 2>&1 &
+  CONNECTION_CUT_STOP_FILE="$stop" \
+  timeout -k 5 200 "$client" 1000000 4096 >"$work/$name.client.out" 2>&1 &
 cpid=$!
 pids+=($cpid)
 # Move once the session is up and busy.
@@ -73,6 +78,12 @@ sleep 1
 ip -n "$ns_c" addr del 10.214.0.10/24 dev "vc$tag"
 ip -n "$ns_c" addr add 10.214.0.20/24 dev "vc$tag"
 echo "$name: the client moved from 10.214.0.10 to 10.214.0.20"
+for ((t = 0; t < 600; t++)); do
+  grep -q "resumed from 10.214.0.20" "$work/$name.pocld.log" && break
+  kill -0 "$cpid" 2>/dev/null || break
+  sleep 0.1
+done
+touch "$stop"
 wait "$cpid"
 rc=$?
 cat "$work/$name.client.out"
