@@ -62,6 +62,24 @@ bool tls_configure(const char *cert, const char *key, const char *ca)
 
 bool tls_on() { return g_server != nullptr; }
 
+namespace {
+
+// The handshake on t; t itself, or null (freed) with `why` said.
+pocl_remote_tls *handshake(pocl_remote_tls *t, int timeout_ms,
+                           std::string &why)
+{
+  char buf[256];
+  if (const char *bad =
+          pocl_remote_tls_handshake(t, timeout_ms, buf, sizeof buf)) {
+    why = std::string("TLS handshake failed: ") + bad;
+    pocl_remote_tls_free(t);
+    return nullptr;
+  }
+  return t;
+}
+
+} // namespace
+
 pocl_remote_tls *tls_accept(int fd, int timeout_ms, std::string &why)
 {
   pocl_remote_tls *t = pocl_remote_tls_new(g_server, fd, 1);
@@ -74,14 +92,7 @@ pocl_remote_tls *tls_accept(int fd, int timeout_ms, std::string &why)
   if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) == 0 &&
       (tv.tv_sec != 0 || tv.tv_usec != 0))
     t->send_timeout_ms = int(tv.tv_sec * 1000 + tv.tv_usec / 1000);
-  char buf[256];
-  if (const char *bad =
-          pocl_remote_tls_handshake(t, timeout_ms, buf, sizeof buf)) {
-    why = std::string("TLS handshake failed: ") + bad;
-    pocl_remote_tls_free(t);
-    return nullptr;
-  }
-  return t;
+  return handshake(t, timeout_ms, why);
 }
 
 pocl_remote_tls *tls_connect(int fd, const std::string &host, int timeout_ms,
@@ -105,14 +116,7 @@ pocl_remote_tls *tls_connect(int fd, const std::string &host, int timeout_ms,
     pocl_remote_tls_free(t);
     return nullptr;
   }
-  char buf[256];
-  if (const char *bad =
-          pocl_remote_tls_handshake(t, timeout_ms, buf, sizeof buf)) {
-    why = std::string("TLS handshake failed: ") + bad;
-    pocl_remote_tls_free(t);
-    return nullptr;
-  }
-  return t;
+  return handshake(t, timeout_ms, why);
 }
 
 void tls_free(pocl_remote_tls *t) { pocl_remote_tls_free(t); }
