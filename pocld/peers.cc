@@ -66,18 +66,6 @@ int dial(const std::string &host, uint16_t port, int timeout_ms)
   return fd;
 }
 
-bool discard(Conn c, uint64_t n)
-{
-  char sink[16384];
-  while (n > 0) {
-    uint64_t k = n < sizeof sink ? n : sizeof sink;
-    if (!recv_exact(c, sink, k))
-      return false;
-    n -= k;
-  }
-  return true;
-}
-
 } // namespace
 
 // CONNECT_PEER: join the client's session on another server, as its peer
@@ -317,7 +305,7 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     return false;
   }
   bool ok = s->staging ? recv_exact(c, s->staging->data() + pd.offset, len)
-                       : discard(c, len);
+                       : recv_discard(c, len);
   if (!ok) {
     PeerSlot out = take();
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);

@@ -467,18 +467,6 @@ void Session::fail_slot(DataSlot &s)
     s.staging->unref();
 }
 
-static bool discard(Conn c, uint64_t n)
-{
-  char sink[16384];
-  while (n > 0) {
-    uint64_t k = n < sizeof sink ? n : sizeof sink;
-    if (!recv_exact(c, sink, k))
-      return false;
-    n -= k;
-  }
-  return true;
-}
-
 void Session::run_data()
 {
   Conn c(data_.fd.load(), data_.tls);
@@ -519,7 +507,7 @@ void Session::run_data()
       break;
     }
     bool ok = s.staging ? recv_exact(c, s.staging->data(), s.size)
-                        : discard(c, s.size);
+                        : recv_discard(c, s.size);
     if (!ok) {
       // Cut inside the bytes: the client sends them again after a resume.
       std::lock_guard<std::mutex> lock(mu_);

@@ -165,6 +165,18 @@ bool recv_exact(Conn c, void *buf, uint64_t n)
   return true;
 }
 
+bool recv_discard(Conn c, uint64_t n)
+{
+  char sink[16384];
+  while (n > 0) {
+    uint64_t k = n < sizeof sink ? n : sizeof sink;
+    if (!recv_exact(c, sink, k))
+      return false;
+    n -= k;
+  }
+  return true;
+}
+
 bool recv_deadline(Conn c, void *buf, size_t n, int timeout_ms)
 {
   using clock = std::chrono::steady_clock;
