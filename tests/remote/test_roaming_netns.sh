@@ -49,6 +49,9 @@ ip -n "$ns_c" link set "vc$tag" up
 set +e
 
 port=21100
+# Removed first: the background start truncates it only later, and an earlier run's
+# "listening on" would be taken for this one's.
+rm -f "$work/$name.pocld.log"
 ip netns exec "$ns_s" env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
   POCL_DEVICES=pthread "$pocld" --address 10.214.0.1 --port $port --insecure \
   </dev/null >"$work/$name.pocld.log" 2>&1 &

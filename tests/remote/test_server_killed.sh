@@ -44,6 +44,7 @@ echo "$name: own pocld pid $pid on 127.0.0.1:$port"
 reconnect_ms=3000
 if [[ $name == server_restarted ]]; then
   reconnect_ms=60000
+  rm -f "$relog" # an earlier run's must not pass for this one's
   # The same command line as the fixture's, on the same port, once the old one is gone.
   (
     while kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; do
