@@ -469,7 +469,11 @@ void Session::fail_slot(DataSlot &s)
 
 void Session::run_data()
 {
-  Conn c(data_.fd.load(), data_.tls);
+  // Under the lock: detach() takes the TLS state away under it.
+  Conn c = [&] {
+    std::lock_guard<std::mutex> lock(data_.mu);
+    return Conn(data_.fd.load(), data_.tls);
+  }();
   LOG_DEBUG(sid_, "data socket attached");
   for (;;) {
     pocl_remote_hdr h;
