@@ -16,7 +16,8 @@ add_executable(fault_proxy "${REMOTE_REPO_DIR}/tools/fault_proxy.cc")
 set_target_properties(fault_proxy PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 target_include_directories(fault_proxy PRIVATE "${REMOTE_REPO_DIR}/protocol")
 
-foreach(client connection_cut link_down)
+# The test clients of this file (hostile_limits speaks the protocol itself).
+foreach(client connection_cut link_down hostile_limits)
   add_executable(remote_test_${client} test_${client}.c)
   target_compile_definitions(remote_test_${client} PRIVATE
     CL_TARGET_OPENCL_VERSION=${OPENCL_HEADER_VERSION}
@@ -24,7 +25,8 @@ foreach(client connection_cut link_down)
   if(NOT HAVE_OPENCL_H)
     target_include_directories(remote_test_${client} PRIVATE "${CMAKE_SOURCE_DIR}/include")
   endif()
-  target_include_directories(remote_test_${client} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+  target_include_directories(remote_test_${client} PRIVATE
+    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol")
   target_link_libraries(remote_test_${client} ${OPENCL_LIBS})
 endforeach()
 
@@ -93,16 +95,6 @@ endif()
 
 # Per-session limits of pocld (doc/security.md), over raw sockets, with a pocld of its
 # own started with --max-pending 64.
-add_executable(remote_test_hostile_limits test_hostile_limits.c)
-target_compile_definitions(remote_test_hostile_limits PRIVATE
-  CL_TARGET_OPENCL_VERSION=${OPENCL_HEADER_VERSION}
-  CL_USE_DEPRECATED_OPENCL_1_2_APIS)
-if(NOT HAVE_OPENCL_H)
-  target_include_directories(remote_test_hostile_limits PRIVATE "${CMAKE_SOURCE_DIR}/include")
-endif()
-target_include_directories(remote_test_hostile_limits PRIVATE
-  "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol")
-target_link_libraries(remote_test_hostile_limits ${OPENCL_LIBS})
 if(ENABLE_HOST_CPU_DEVICES)
   add_test(NAME remote/hostile_limits
     COMMAND "${REMOTE_TESTS_DIR}/test_hostile_limits.sh" "${FIXTURE}"
