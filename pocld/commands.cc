@@ -262,7 +262,8 @@ bool Session::ndrange(const Decoded &d)
                return clEnqueueNDRangeKernel(
                    q->q, k, c.work_dim, offset.v, global.v,
                    has_local ? local.v : nullptr, n, w, ev);
-             }) != Outcome::Protocol;
+             },
+             true) != Outcome::Protocol;
 }
 
 bool Session::command(const Decoded &d)

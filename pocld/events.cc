@@ -99,6 +99,13 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
       return nullptr;
     }
   }
+  // A command waited on must have an event, or a cover that has one.
+  if (trailing_ != nullptr)
+    for (uint32_t i = 0; i < waits.count; ++i)
+      if (waits[i].origin == POCL_REMOTE_WAIT_SAME_SERVER) {
+        cover_trailing();
+        break;
+      }
   Pending *p = nullptr;
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
@@ -112,9 +119,10 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
         continue;
       Pending &o = it->second;
       gated |= o.gated;
+      cl_event oe = o.ev != nullptr ? o.ev : o.cover;
       if (o.platform == q.platform) {
-        clRetainEvent(o.ev);
-        waits_.push_back(o.ev);
+        clRetainEvent(oe);
+        waits_.push_back(oe);
         continue;
       }
       // Native events cannot cross contexts: wait on a user event in this
@@ -177,6 +185,7 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
   p->flags = 0;
   p->kind = Pending::Plain;
   p->subscribers.clear();
+  p->cover = nullptr;
   return p;
 }
 
@@ -238,12 +247,16 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
   // A MIGRATE_IN is completed by run_peer right after the bytes are written
   // (a callback on its marker would only add the runtime's latency), a
   // streamed PUSH by its pusher thread.
-  if (p->self_completing())
-    return;
-  if (devs_.platforms[p->platform].wait_completion && !p->gated) {
+  if (devs_.platforms[p->platform].wait_completion && !p->gated &&
+      !p->self_completing()) {
+    adopt(p, q);
     wait_for(p);
     return;
   }
+  if (!q.untracked.empty())
+    cover(q);
+  if (p->self_completing())
+    return;
   // sweep_failed looks only at platforms that fail commands silently; on
   // the others (NVIDIA's) it cannot race with this registration.
   std::unique_lock<std::mutex> lock(sweep_mu_, std::defer_lock);
@@ -261,6 +274,56 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
                    nullptr);
     complete(p, st);
   }
+}
+
+// p covers q's untracked commands: they are reported when p completes.
+void Session::adopt(Pending *p, Queue &q)
+{
+  if (!q.untracked.empty())
+    LOG_DEBUG(sid_, "%s covers %zu commands",
+              p->kind == Pending::Cover ? "a marker" : "a command",
+              q.untracked.size());
+  for (Pending *c : q.untracked) {
+    clRetainEvent(p->ev);
+    c->cover = p->ev;
+  }
+  p->covered.swap(q.untracked);
+  if (trailing_ == &q)
+    trailing_ = nullptr;
+}
+
+void Session::cover(Queue &q)
+{
+  cl_event ev = nullptr;
+  cl_int err = clEnqueueMarkerWithWaitList(q.q, 0, nullptr, &ev);
+  if (err != CL_SUCCESS) {
+    LOG_WARN(sid_, "no marker to cover %zu commands (%d), finishing the queue",
+             q.untracked.size(), err);
+    clFinish(q.q);
+    std::vector<Pending *> done;
+    done.swap(q.untracked);
+    for (Pending *c : done)
+      complete(c, CL_COMPLETE);
+    if (trailing_ == &q)
+      trailing_ = nullptr;
+    return;
+  }
+  Pending *p = new Pending{};
+  p->session = this;
+  p->ev = ev;
+  p->platform = q.platform;
+  p->kind = Pending::Cover;
+  p->gated = false;
+  inflight_.fetch_add(1);
+  adopt(p, q);
+  wait_for(p);
+}
+
+void Session::cover_trailing()
+{
+  if (trailing_ != nullptr && !trailing_->untracked.empty())
+    cover(*trailing_);
+  trailing_ = nullptr;
 }
 
 void Session::wait_for(Pending *p)
@@ -319,6 +382,17 @@ void Session::complete(Pending *p, cl_int exec_status)
   }
   pocl_remote_completion c{};
   c.status = exec_status < 0 ? exec_status : CL_COMPLETE;
+  // In-order queue: the covered commands ended before this one.  If this
+  // one failed, so may have they (a CUDA error poisons the context).
+  for (Pending *e : p->covered)
+    complete(e, c.status);
+  p->covered.clear();
+  if (p->kind == Pending::Cover) {
+    clReleaseEvent(p->ev);
+    delete p;
+    retire_one();
+    return;
+  }
   if (p->flags & POCL_RCMD_PROFILING)
     profile(p->ev, p->ts_offset, c);
   uint64_t id = p->id;
@@ -378,6 +452,7 @@ void Session::complete(Pending *p, cl_int exec_status)
     // are taken in the same critical section so none can be added late.
     std::vector<cl_event> bridges;
     std::vector<uint32_t> subs;
+    cl_event p_cover = p->cover;
     {
       std::lock_guard<std::mutex> lock(ev_mu_);
       bridges.swap(p->bridges);
@@ -385,10 +460,13 @@ void Session::complete(Pending *p, cl_int exec_status)
       ungate(p);
       spare_.push_back(events_.extract(id));
       if (keep) {
-        failed_.push_back(ev);
+        if (ev != nullptr)
+          failed_.push_back(ev);
         failed_ids_[id] = c.status;
       }
     }
+    if (p_cover != nullptr)
+      clReleaseEvent(p_cover);
     for (cl_event b : bridges) {
       clSetUserEventStatus(b, c.status);
       clReleaseEvent(b);
@@ -398,9 +476,14 @@ void Session::complete(Pending *p, cl_int exec_status)
   }
   if (st != nullptr)
     st->unref();
-  if (!keep)
+  if (!keep && ev != nullptr)
     clReleaseEvent(ev);
-  // Last action: after this the session may be destroyed.
+  retire_one();
+}
+
+// Last action of a completion: after this the session may be destroyed.
+void Session::retire_one()
+{
   if (inflight_.fetch_sub(1) == 1 && draining_.load()) {
     std::lock_guard<std::mutex> lock(ev_mu_);
     drained_cv_.notify_all();
@@ -425,8 +508,10 @@ void Session::sweep_failed()
   auto consider = [&](Pending *p) {
     // ev is null while the command reader is still launching it.
     // Those complete themselves, whatever happens.
-    if (p->ev != nullptr && !p->self_completing() &&
-        devs_.platforms[p->platform].silent_failures) {
+    // The waiter's commands too: it reports failures itself.
+    const Platform &pl = devs_.platforms[p->platform];
+    if (p->ev != nullptr && !p->self_completing() && pl.silent_failures &&
+        !(pl.wait_completion && !p->gated)) {
       clRetainEvent(p->ev);
       seen.emplace_back(p, p->ev);
     }

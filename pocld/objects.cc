@@ -136,7 +136,14 @@ bool Session::create_queue(const Msg &m)
   }
   int64_t offset =
       (c.properties & CL_QUEUE_PROFILING_ENABLE) ? timer_offset(d, q) : 0;
-  queues_.emplace(c.queue_id, Queue{q, c.device, d.platform, offset, false});
+  Queue &nq = queues_[c.queue_id];
+  nq.q = q;
+  nq.device = c.device;
+  nq.platform = d.platform;
+  nq.ts_offset = offset;
+  nq.dirty = false;
+  const Platform &pl = devs_.platforms[d.platform];
+  nq.elide = !(c.properties & ooo) && pl.wait_completion;
   LOG_DEBUG(sid_, "queue %llu on device %u", (unsigned long long)c.queue_id,
             c.device);
   reply(m.hdr.id, CL_SUCCESS);

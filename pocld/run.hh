@@ -30,7 +30,7 @@ template <class F>
 Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
                               const WaitList &waits, Queue &q, Staging *st,
                               Pending::Kind kind, cl_event extra_wait,
-                              F enqueue)
+                              F enqueue, bool may_elide)
 {
   cl_int err = CL_SUCCESS;
   Pending *p = open_cmd(id, waits, q, c.queue_id, err);
@@ -55,9 +55,34 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
     clRetainEvent(extra_wait);
     waits_.push_back(extra_wait);
   }
+  // A gated command must not cover earlier ones: they would be reported
+  // only once the client released it, and the client may be waiting for
+  // them first.
+  if (p->gated && !q.untracked.empty())
+    cover(q);
+  // NVIDIA's OpenCL charges several microseconds for every event it hands
+  // out (tools/bench/chain_probe.c): a command the next one will cover
+  // goes without.
+  const bool elide = may_elide && q.elide && !p->gated &&
+                     !(c.flags & POCL_RCMD_PROFILING) &&
+                     next_ndrange_queue_ == c.queue_id;
   cl_event ev = nullptr;
   err = enqueue(static_cast<cl_uint>(waits_.size()),
-                waits_.empty() ? nullptr : waits_.data(), &ev);
+                waits_.empty() ? nullptr : waits_.data(),
+                elide ? nullptr : &ev);
+  if (elide && err == CL_SUCCESS) {
+    release_waits();
+    p->ev = nullptr;
+    q.untracked.push_back(p);
+    trailing_ = &q;
+    trailing_id_ = c.queue_id;
+    inflight_.fetch_add(1);
+    if (!q.dirty) {
+      q.dirty = true;
+      dirty_.push_back(&q);
+    }
+    return Outcome::Ok;
+  }
   launch(p, err, ev, q);
   return err == CL_SUCCESS ? Outcome::Ok : Outcome::Failed;
 }

@@ -236,6 +236,11 @@ bool Session::run_commands()
 {
   MsgReader reader(Conn(cmd_.fd.load(), cmd_.tls), sid_);
   Msg m;
+  // Whatever ends the loop, no command may stay without an event or cover.
+  struct CoverAtExit {
+    Session *s;
+    ~CoverAtExit() { s->cover_trailing(); }
+  } cover_at_exit{this};
   for (;;) {
     // Native commands are flushed in batches, right before the reader
     // would block: one clFlush per burst instead of one per command.
@@ -246,6 +251,7 @@ bool Session::run_commands()
       return true;
     if (st != MsgReader::Status::Ok)
       return false;
+    next_ndrange_queue_ = reader.next_ndrange_queue();
     if (m.hdr.type == POCL_RMSG_BYE) {
       LOG_INFO(sid_, "the client said goodbye");
       return false;
@@ -257,6 +263,8 @@ bool Session::run_commands()
               m.hdr.type, (unsigned long long)m.hdr.id);
       return false;
     }
+    if (trailing_ != nullptr && next_ndrange_queue_ != trailing_id_)
+      cover_trailing();
     if (m.hdr.type != POCL_RMSG_ACK &&
         seen_[0].fetch_add(1, std::memory_order_relaxed) + 1 -
                 acked_cmd_.load(std::memory_order_relaxed) >=

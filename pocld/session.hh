@@ -55,6 +55,12 @@ struct Queue {
   uint32_t device, platform;
   int64_t ts_offset; // device timer + ts_offset = server CLOCK_REALTIME ns
   bool dirty;        // enqueued to since the last clFlush
+  // Commands may go without a native event (see Session::run): an in-order
+  // queue of a Platform::wait_completion platform, whose waiter reports
+  // failures without callbacks.
+  bool elide = false;
+  // Commands enqueued without an event and not yet covered (oldest first).
+  std::vector<struct Pending *> untracked;
 };
 
 struct Mem {
@@ -117,7 +123,8 @@ struct Pending {
     Push,   // a PUSH: its bytes go to peer `peer` as PEER_DATA, and the
             // receiving server completes the event
     MigrateIn, // a MIGRATE_IN: reports the bytes its peer pushed
-    PushStream // a large PUSH, sent in chunks by a pusher thread
+    PushStream, // a large PUSH, sent in chunks by a pusher thread
+    Cover // a marker for `covered` alone: not the client's; not in events_
   } kind;
   // Completed by their own thread (run_peer, the pusher), never through
   // the runtime's callback or the waiter.
@@ -139,6 +146,12 @@ struct Pending {
   bool push_has_size = false;
   // Peers that asked (SUBSCRIBE) to hear of the completion.
   std::vector<uint32_t> subscribers;
+  // Earlier commands of the same in-order queue that have no native event
+  // (ev == nullptr): they are complete when this one is, and are reported
+  // first.  Such a command's `cover` is this one's event (retained), for
+  // commands of other queues that wait on it.
+  std::vector<Pending *> covered;
+  cl_event cover = nullptr;
 };
 
 // An event of another device or a user event, as NOTIFY_EVENT (client) or
@@ -333,7 +346,12 @@ private:
   template <class F>
   Outcome run(uint64_t id, const pocl_remote_cmd &c, const WaitList &waits,
               Queue &q, Staging *st, Pending::Kind kind, cl_event extra_wait,
-              F enqueue);
+              F enqueue, bool may_elide = false);
+  // Enqueues a Cover marker for q's untracked commands.
+  void cover(Queue &q);
+  void cover_trailing();
+  void adopt(Pending *p, Queue &q);
+  void retire_one();
   template <class F>
   bool run_write(uint64_t id, const pocl_remote_cmd &c, const WaitList &waits,
                  Queue &q, const uint8_t *inline_data, uint64_t size,
@@ -449,6 +467,13 @@ private:
   } push_{};
   Decoded in_;                  // the message being handled
   std::vector<Queue *> dirty_;  // queues to flush before blocking on input
+  // The queue of the next message if it is an NDRANGE already received
+  // (MsgReader::next_ndrange_queue), and the queue whose untracked commands
+  // wait for it: a command goes without an event only when the next one,
+  // on the same queue, is already here to cover it.
+  uint64_t next_ndrange_queue_ = UINT64_MAX;
+  Queue *trailing_ = nullptr;
+  uint64_t trailing_id_ = 0;
 };
 
 // Marks protocol violations in open_cmd's err (not an OpenCL error code).

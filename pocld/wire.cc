@@ -38,6 +38,17 @@ bool MsgReader::has_message() const
          have - kHdr - h.body_size >= h.payload_size;
 }
 
+uint64_t MsgReader::next_ndrange_queue() const
+{
+  if (!has_message())
+    return UINT64_MAX;
+  pocl_remote_hdr h;
+  memcpy(&h, buf_ + start_, kHdr);
+  if (h.type != POCL_RMSG_NDRANGE || h.body_size < sizeof(pocl_remote_cmd))
+    return UINT64_MAX;
+  return load<pocl_remote_cmd>(buf_ + start_ + kHdr).queue_id;
+}
+
 MsgReader::Status MsgReader::fill(uint64_t need)
 {
   while (end_ - start_ < need) {

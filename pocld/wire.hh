@@ -86,6 +86,9 @@ public:
   // True when a whole message is already buffered, i.e. next() will not
   // block.
   bool has_message() const;
+  // The queue of the next message if it is a whole NDRANGE already
+  // buffered, else UINT64_MAX.  Not validated yet: a hint only.
+  uint64_t next_ndrange_queue() const;
 
 private:
   Status fill(uint64_t need);

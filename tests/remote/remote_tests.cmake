@@ -107,6 +107,15 @@ if(ENABLE_HOST_CPU_DEVICES)
       TIMEOUT 720
       FAIL_REGULAR_EXPRESSION "api_${part}: FAIL")
   endforeach()
+  # ... two of them again through the completion path of NVIDIA servers (pocld's
+  # waiter thread and commands without native events), on a pocld of its own.
+  add_test(NAME remote/waiter
+    COMMAND "${REMOTE_TESTS_DIR}/test_waiter.sh"
+            "${FIXTURE}" "${RUN_REMOTE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_api_events> $<TARGET_FILE:remote_test_api_buffers>
+            "${CMAKE_CURRENT_BINARY_DIR}/waiter")
+  set_tests_properties(remote/waiter PROPERTIES LABELS "remote" TIMEOUT 900
+    FAIL_REGULAR_EXPRESSION "waiter: FAIL")
 
   # 7. One context over several servers of its own (and a local device):
   #    migrations server to server, dependencies across servers, content size.

@@ -28,6 +28,8 @@
    - A queue and context released by the application and freed by their
      last command's completion while another thread is in clCreateContext:
      no deadlock.
+   - A chain of 301 kernels on an in-order queue, the middle one waited for
+     from another queue: both results exact.
    Each check runs on its own (run_sub): a failed check, or one that hangs
    past its watchdog, is reported with the step it was in and the next check
    still runs; the verdict line counts them.  */
@@ -531,6 +533,72 @@ test_profiling (void)
         "write, kernel, copy, read");
 }
 
+/* A long chain on the in-order queue q sent in one burst, with one command
+   in the middle that the application holds an event of and that q2 waits
+   on.  pocld enqueues most of such a chain without native events, each
+   reported when a later one completes (doc/pocld.md): every command must
+   still be reported, and a wait from another queue must hold.  */
+static void
+test_long_chain (void)
+{
+  enum { LEN = 300, MID = 150 };
+  uint32_t *init = xmalloc (N * 4), *got = xmalloc (N * 4),
+           *want = xmalloc (N * 4);
+  for (size_t i = 0; i < N; ++i)
+    init[i] = (uint32_t)(i * 2654435761u);
+  cl_int err;
+  cl_mem b = clCreateBuffer (ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                             N * 4, init, &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  cl_mem c = clCreateBuffer (ctx, CL_MEM_READ_WRITE, N * 4, NULL, &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  cl_kernel inc = affine_kernel (b, 1, 1);
+  cl_kernel stamp = create_kernel (prog, "stamp");
+  cl_uint seven = 7;
+  CHECK (clSetKernelArg (stamp, 0, sizeof (cl_mem), &c));
+  CHECK (clSetKernelArg (stamp, 1, sizeof (seven), &seven));
+  size_t g = N;
+  cl_event mid = NULL, rd = NULL;
+  step ("enqueueing the chain");
+  for (int i = 0; i < LEN; ++i)
+    {
+      if (i == MID)
+        CHECK (clEnqueueNDRangeKernel (q, stamp, 1, NULL, &g, NULL, 0, NULL,
+                                       &mid));
+      CHECK (clEnqueueNDRangeKernel (q, inc, 1, NULL, &g, NULL, 0, NULL,
+                                     NULL));
+    }
+  step ("reading what the middle command wrote, from the other queue");
+  CHECK (clEnqueueReadBuffer (q2, c, CL_FALSE, 0, N * 4, got, 1, &mid, &rd));
+  CHECK (clWaitForEvents (1, &rd));
+  for (size_t i = 0; i < N; ++i)
+    want[i] = 7 + (uint32_t)i;
+  expect_u32 (got, want, N, "the middle command's output");
+  cl_int st = 1;
+  CHECK (clGetEventInfo (mid, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof (st),
+                         &st, NULL));
+  if (st != CL_COMPLETE)
+    fail ("the middle command's status is %d after a wait on it", st);
+  step ("finishing the chain");
+  CHECK (clFinish (q));
+  CHECK (clEnqueueReadBuffer (q, b, CL_TRUE, 0, N * 4, got, 0, NULL, NULL));
+  for (size_t i = 0; i < N; ++i)
+    want[i] = init[i] + LEN;
+  expect_u32 (got, want, N, "the chain's buffer");
+  clReleaseEvent (mid);
+  clReleaseEvent (rd);
+  clReleaseKernel (inc);
+  clReleaseKernel (stamp);
+  clReleaseMemObject (b);
+  clReleaseMemObject (c);
+  free (init);
+  free (got);
+  free (want);
+  note ("%d kernels on an in-order queue, the middle one waited for from "
+        "another queue: exact",
+        LEN + 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -571,6 +639,7 @@ main (int argc, char **argv)
   run_sub ("profiling", test_profiling, 45);
   run_sub ("a context freed by a completion during clCreateContext",
            test_release_while_creating, 45);
+  run_sub ("a long chain, waited on in the middle", test_long_chain, 45);
 
   if (sub_hung)
     return sub_finish ("");
