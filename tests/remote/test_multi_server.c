@@ -331,6 +331,57 @@ explicit_migration (void)
   explicit_migration_of ((18u << 20) / 4 + 5);
 }
 
+/* A read through one server's queue of a buffer last written on another
+   server comes straight from that server: the first server's peers push it
+   nothing, the second sends at least the buffer.  The read waits for the
+   kernel that wrote it, which it was not told about (the buffer's last
+   command), and a kernel on the first server afterwards still migrates it
+   there and sees the right bytes.  */
+static void
+read_from_holder (void)
+{
+  cl_uint src = 0, dst;
+  for (dst = 1; dst < ndev; ++dst)
+    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
+      break;
+  if (!is_remote[src] || dst == ndev)
+    {
+      note ("read from the holder: needs remote devices on two servers, "
+            "skipped");
+      return;
+    }
+  cl_int err;
+  const size_t bytes = N * sizeof (int);
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  CHECK (err);
+  int *h = xmalloc (bytes), zero = 0;
+  CHECK (clEnqueueFillBuffer (queues[dst], buf, &zero, sizeof (zero), 0, bytes,
+                              0, NULL, NULL));
+  CHECK (clFinish (queues[dst]));
+  add_on (src, buf, 5, N, 0, NULL, NULL, NULL);
+  pocl_remote_traffic s0 = traffic (src), d0 = traffic (dst);
+  CHECK (clEnqueueReadBuffer (queues[dst], buf, CL_TRUE, 0, bytes, h, 0, NULL,
+                              NULL));
+  pocl_remote_traffic s1 = traffic (src), d1 = traffic (dst);
+  size_t i;
+  for (i = 0; i < N; ++i)
+    if (h[i] != 5)
+      fail ("read from the holder: element %zu is %d, expected 5", i, h[i]);
+  uint64_t pushed = d1.peer_bytes_received - d0.peer_bytes_received;
+  uint64_t from_src = s1.bytes_received - s0.bytes_received;
+  if (pushed != 0 || from_src < bytes)
+    fail ("read through server %s: it was pushed %llu bytes, %s sent %llu",
+          server[dst], (unsigned long long)pushed, server[src],
+          (unsigned long long)from_src);
+  add_on (dst, buf, 2, N, 0, NULL, NULL, NULL);
+  expect_all (src, buf, N, 7);
+  note ("read through one server's queue: %llu bytes from the server that "
+        "had them, none pushed",
+        (unsigned long long)from_src);
+  free (h);
+  CHECK (clReleaseMemObject (buf));
+}
+
 int
 main (void)
 {
@@ -380,5 +431,6 @@ main (void)
   run_sub ("ooo_cross", ooo_cross, 120);
   run_sub ("explicit_migration", explicit_migration, 120);
   run_sub ("content_size", content_size, 120);
+  run_sub ("read_from_holder", read_from_holder, 120);
   return sub_finish ("passed");
 }

@@ -553,6 +553,20 @@ pocl_remote_can_migrate_d2d (cl_device_id dest, cl_device_id source)
   return pocl_remote_linked (d->server, s->server) ? 1 : 0;
 }
 
+/* A read on dest of a buffer whose latest content is on another remote
+   device goes to that device's server (patch 0103): the bytes cross the
+   network once, from where they are.  Not for content-size buffers (their
+   size buffer may be elsewhere) nor sub-buffers.  */
+static int
+pocl_remote_can_read_from (cl_device_id dest, cl_device_id holder, cl_mem mem)
+{
+  if (holder->ops != dest->ops || holder->data == NULL
+      || mem->size_buffer != NULL || mem->parent != NULL
+      || pocl_remote_default_queue (mem, holder) == NULL)
+    return 0;
+  return !pocl_remote_dead (((remote_device_data *)holder->data)->server);
+}
+
 static cl_int
 pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
 {
@@ -711,6 +725,7 @@ pocl_remote_init_device_ops (struct pocl_device_ops *ops)
   ops->get_device_info_ext = pocl_remote_get_device_info_ext;
   ops->init_context = pocl_remote_init_context;
   ops->can_migrate_d2d = pocl_remote_can_migrate_d2d;
+  ops->can_read_from = pocl_remote_can_read_from;
 
   ops->alloc_mem_obj = pocl_remote_alloc_mem_obj;
   ops->free = pocl_remote_free;

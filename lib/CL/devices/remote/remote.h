@@ -219,6 +219,13 @@ pocl_remote_dead (const remote_server *s)
 int pocl_remote_send_command (remote_server *s, _cl_command_node *node,
                               remote_event *re, pocl_remote_cmd *c,
                               struct iovec *waits);
+/* The default queue of `dev` in mem's context, or NULL.  */
+cl_command_queue pocl_remote_default_queue (cl_mem mem, cl_device_id dev);
+/* The queue a command runs on: for a read served by the device that holds
+   the buffer's latest content (command.read.src_device), that device's
+   default queue; else cq.  */
+cl_command_queue pocl_remote_exec_queue (_cl_command_node *node,
+                                         cl_command_queue cq);
 /* The server a migration's waits go to: the source of a migration between
    two linked servers, else the command's own.  */
 remote_server *pocl_remote_wait_server (_cl_command_node *node,

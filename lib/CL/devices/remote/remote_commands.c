@@ -198,9 +198,8 @@ pocl_remote_content_size_id (cl_mem mem, cl_device_id dev, uint64_t *size_id)
   return 1;
 }
 
-/* The default queue of `dev` in mem's context.  */
-static cl_command_queue
-default_queue (cl_mem mem, cl_device_id dev)
+cl_command_queue
+pocl_remote_default_queue (cl_mem mem, cl_device_id dev)
 {
   cl_context ctx = mem->context;
   unsigned i;
@@ -208,6 +207,16 @@ default_queue (cl_mem mem, cl_device_id dev)
     if (ctx->devices[i] == dev)
       return ctx->default_queues[i];
   return NULL;
+}
+
+cl_command_queue
+pocl_remote_exec_queue (_cl_command_node *node, cl_command_queue cq)
+{
+  if (node->type != CL_COMMAND_READ_BUFFER
+      || node->command.read.src_device == NULL)
+    return cq;
+  return pocl_remote_default_queue (node->sync.event.event->mem_objs[0],
+                                    node->command.read.src_device);
 }
 
 static int
@@ -254,7 +263,7 @@ send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
                                waits, 1);
     }
 
-  cl_command_queue src_q = default_queue (mem, src);
+  cl_command_queue src_q = pocl_remote_default_queue (mem, src);
   if (src_q == NULL)
     return -2;
   pocl_remote_migrate mi;
@@ -396,6 +405,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
 
     case CL_COMMAND_READ_BUFFER:
       type = POCL_RMSG_READ;
+      if (cmd->read.src_device != NULL)
+        dev = cmd->read.src_device;
       m.src_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
       m.src_origin[0] = cmd->read.offset;
       m.region[0] = m.data_size = cmd->read.size;

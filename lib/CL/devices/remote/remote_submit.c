@@ -146,7 +146,9 @@ static void
 pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
 {
   cl_event e = node->sync.event.event;
-  remote_device_data *d = (remote_device_data *)cq->device->data;
+  /* A read may run on another device's server (the one with the data).  */
+  cl_command_queue xq = pocl_remote_exec_queue (node, cq);
+  remote_device_data *d = (remote_device_data *)xq->device->data;
   remote_server *s = d->server;
   remote_server *ws = pocl_remote_wait_server (node, s);
   pocl_remote_wait stack_waits[STACK_WAITS];
@@ -172,8 +174,10 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
 
   int in_order = !(cq->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   pocl_remote_cmd c;
-  c.queue_id = cq->id;
-  c.num_waits = build_waits (e, ws, in_order && ws == s ? cq : NULL, w, owners);
+  c.queue_id = xq->id;
+  c.num_waits
+      = build_waits (e, ws, in_order && ws == s && xq == cq ? cq : NULL, w,
+                     owners);
   c.flags
       = (cq->properties & CL_QUEUE_PROFILING_ENABLE) ? POCL_RCMD_PROFILING : 0;
   struct iovec waits = { w, c.num_waits * sizeof (pocl_remote_wait) };
