@@ -450,6 +450,10 @@ typedef struct pocl_remote_wait
    when the marker's dependencies are done).  The marker still orders the
    server's queue and can be waited on, and subscribed to.  */
 #define POCL_RCMD_SILENT 16u
+/* The application holds the command's event: its completion is reported as
+   soon as it happens, never held back to be reported with a later command
+   (pocld's commands without native events, doc/pocld.md).  */
+#define POCL_RCMD_WATCHED 32u
 
 /* The part common to every enqueued command.  */
 typedef struct pocl_remote_cmd

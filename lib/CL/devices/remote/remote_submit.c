@@ -180,6 +180,8 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
                      owners);
   c.flags
       = (cq->properties & CL_QUEUE_PROFILING_ENABLE) ? POCL_RCMD_PROFILING : 0;
+  if (!e->implicit_event)
+    c.flags |= POCL_RCMD_WATCHED;
   struct iovec waits = { w, c.num_waits * sizeof (pocl_remote_wait) };
 
   node->ready = 1;
