@@ -4,6 +4,11 @@
 
 #include "log.hh"
 
+#include <algorithm>
+#include <chrono>
+#include <system_error>
+#include <thread>
+
 namespace pocld {
 
 namespace {
@@ -64,7 +69,7 @@ bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
   if (c.flags & POCL_RCMD_DATA_ON_DATA_SOCKET) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      data_slots_.push_back(DataSlot{id, size, nullptr, nullptr});
+      data_slots_.push_back(DataSlot{id, size, nullptr});
     }
     data_cv_.notify_one();
   }
@@ -72,50 +77,269 @@ bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
   return true;
 }
 
+uint64_t Session::wait_arrived(uint64_t id, uint64_t have, uint64_t size)
+{
+  // The client sends the bytes right behind the command; a client that
+  // stops sending them gets as long as one that stops reading (SO_SNDTIMEO).
+  constexpr auto kPatience = std::chrono::seconds(60);
+  std::unique_lock<std::mutex> lock(mu_);
+  auto in = [&] {
+    return arriving_id_ == id && (arrived_ > have || arrived_ == size);
+  };
+  while (!in()) {
+    // Before the first data socket the bytes are only late.
+    if (closing_ || fatal_ || (!data_running_ && has_data_.load()))
+      return UINT64_MAX;
+    if (arrived_cv_.wait_for(lock, kPatience) == std::cv_status::timeout &&
+        !in()) {
+      LOG_ERR(sid_,
+              "the bytes of write %llu stopped after %llu of %llu for 60 s, "
+              "closing the session",
+              (unsigned long long)id, (unsigned long long)have,
+              (unsigned long long)size);
+      fatal_ = true;
+      lock.unlock();
+      drop_connection();
+      return UINT64_MAX;
+    }
+  }
+  return arrived_;
+}
+
 // A WRITE*: the bytes are inline (copied out of the reader's buffer, which
-// the next message reuses) or come on the data socket, in which case the
-// native write also waits for a user event the data reader completes.
-// enqueue(src, num_waits, waits, event).
+// the next message reuses) or come on the data socket.  Those are not
+// waited for natively behind a user event (NVIDIA's OpenCL ran such a write
+// about 18 ms after the event was set, see migrate_in): the command reader
+// waits for them, since the client sends them right behind the command, and
+// enqueues the write as they come, in parts when in_parts (buffers; each
+// part waits on the one before), else in one piece once all are in.
+// enqueue(src, offset, len, num_waits, waits, event) writes bytes
+// [offset, offset + len) of the data.
 template <class F>
 bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
                         const WaitList &waits, Queue &q,
-                        const uint8_t *inline_data, uint64_t size, F enqueue)
+                        const uint8_t *inline_data, uint64_t size,
+                        bool in_parts, F enqueue)
 {
   const bool on_data = c.flags & POCL_RCMD_DATA_ON_DATA_SOCKET;
   Staging *st = Staging::create(size, on_data ? 2 : 1);
   if (st == nullptr)
     return fail_write(id, c, size, CL_OUT_OF_HOST_MEMORY);
-  auto enq = [&](cl_uint n, const cl_event *w, cl_event *ev) {
-    return enqueue(st->data(), n, w, ev);
-  };
   if (!on_data) {
     memcpy(st->data(), inline_data, size);
-    return run(id, c, waits, q, st, Pending::Plain, nullptr, enq) !=
-           Outcome::Protocol;
+    return run(id, c, waits, q, st, Pending::Plain, nullptr,
+               [&](cl_uint n, const cl_event *w, cl_event *ev) {
+                 return enqueue(st->data(), 0, size, n, w, ev);
+               }) != Outcome::Protocol;
   }
   cl_int err = CL_SUCCESS;
-  cl_event ue = clCreateUserEvent(contexts_[q.platform], &err);
-  if (ue == nullptr) {
-    st->unref();
-    st->unref();
-    return fail_write(id, c, size, err);
-  }
-  Outcome o = run(id, c, waits, q, st, Pending::Plain, ue, enq);
-  DataSlot slot{id, size, st, ue};
-  if (o != Outcome::Ok) {
-    st->unref();
-    clReleaseEvent(ue);
-    if (o == Outcome::Protocol)
-      return false;
-    slot.staging = nullptr;
-    slot.ue = nullptr;
-  }
+  Pending *p = open_cmd(id, waits, q, c.queue_id, err);
   {
+    // The data reader takes the bytes regardless, into the staging or away.
     std::lock_guard<std::mutex> lock(mu_);
-    data_slots_.push_back(slot);
+    data_slots_.push_back(DataSlot{id, size, p ? st : nullptr});
+    arriving_id_ = id;
+    arrived_ = 0;
   }
   data_cv_.notify_one();
+  if (p == nullptr) {
+    st->unref();
+    st->unref();
+    if (err == kProtocolError)
+      return false;
+    complete_now(id, err);
+    return true;
+  }
+  p->staging = st;
+  p->flags = c.flags;
+  // What is enqueued so far starts now, not after the bytes.
+  flush_dirty();
+  cl_event first = nullptr, last = nullptr;
+  uint64_t done = 0, in = 0; // bytes enqueued, bytes arrived
+  do {
+    in = wait_arrived(id, in, size);
+    cl_event ue = nullptr;
+    if (in == UINT64_MAX) {
+      // The connection broke (or the session ends): the rest is written
+      // behind a user event that the data reader completes once a resumed
+      // client has sent the bytes again (teardown fails it otherwise).
+      ue = clCreateUserEvent(contexts_[q.platform], &err);
+      if (ue == nullptr)
+        break;
+      bool slot_kept = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (DataSlot &slot : data_slots_)
+          if (slot.id == id && slot.staging == st && !slot_kept) {
+            slot.ue = ue;
+            clRetainEvent(ue);
+            slot_kept = true;
+          }
+      }
+      // Dropped with a protocol violation: the bytes never come.
+      if (!slot_kept)
+        clSetUserEventStatus(ue, CL_DEVICE_NOT_AVAILABLE);
+      gate(p);
+      in = size;
+    }
+    if (!in_parts && in < size)
+      continue;
+    cl_event ev = nullptr;
+    if (last == nullptr) {
+      if (ue != nullptr)
+        waits_.push_back(ue);
+      err = enqueue(st->data(), done, in - done,
+                    static_cast<cl_uint>(waits_.size()),
+                    waits_.empty() ? nullptr : waits_.data(), &ev);
+    } else {
+      cl_event w[2] = {last, ue};
+      err = enqueue(st->data(), done, in - done, ue ? 2 : 1, w, &ev);
+      if (ue != nullptr)
+        clReleaseEvent(ue);
+    }
+    if (err != CL_SUCCESS)
+      break;
+    // Started now: the device copies this part while the next comes in.
+    clFlush(q.q);
+    if (first == nullptr) {
+      first = ev;
+      clRetainEvent(first);
+    }
+    if (last != nullptr)
+      clReleaseEvent(last);
+    last = ev;
+    done = in;
+  } while (done < size);
+  if (last == nullptr) {
+    launch(p, err, nullptr, q);
+    return true;
+  }
+  // Parts are on their way with the staging: the command completes with
+  // the last of them, and with the error if not all could be written.
+  if (first != last)
+    p->first = first;
+  else
+    clReleaseEvent(first);
+  p->error = err;
+  launch(p, CL_SUCCESS, last, q);
   return true;
+}
+
+// A large READ: read in parts, each after the one before, and sent part
+// by part as READ_DATA by a thread of its own (send_read) as the reads
+// finish, so that the device's read of one part overlaps the sending of the
+// one before.  With a content size, its value is read first.
+bool Session::read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size)
+{
+  const pocl_remote_mem_cmd &c = d.mem;
+  const uint64_t id = d.hdr.id, n = c.data_size;
+  Staging *st = Staging::create(n + (size ? 8 : 0), 1);
+  if (st == nullptr) {
+    complete_now(id, CL_OUT_OF_HOST_MEMORY);
+    return true;
+  }
+  st->size = n;
+  const cl_command_queue cq = q.q;
+  std::vector<cl_event> parts;
+  cl_event size_read = nullptr;
+  cl_int late = CL_SUCCESS; // a part after the first could not be enqueued
+  auto enqueue = [&](cl_uint nw, const cl_event *w, cl_event *ev) {
+    std::vector<cl_event> after(w, w + nw);
+    cl_int e = CL_SUCCESS;
+    if (size != nullptr) {
+      e = clEnqueueReadBuffer(cq, size->buf, CL_FALSE, 0, 8, st->data() + n,
+                              nw, w, &size_read);
+      if (e != CL_SUCCESS)
+        return e;
+      after.push_back(size_read);
+    }
+    for (uint64_t off = 0; off < n; off += kChunk) {
+      cl_event pe = nullptr;
+      e = clEnqueueReadBuffer(
+          cq, src.buf, CL_FALSE, c.src_origin[0] + off, std::min(kChunk, n - off),
+          st->data() + off, parts.empty() ? cl_uint(after.size()) : 1,
+          parts.empty() ? after.data() : &parts.back(), &pe);
+      if (e != CL_SUCCESS)
+        break;
+      parts.push_back(pe);
+    }
+    if (parts.empty() && size_read == nullptr)
+      return e;
+    // What was enqueued writes into the staging: the sender waits for it.
+    late = e;
+    *ev = parts.empty() ? size_read : parts.back();
+    clRetainEvent(*ev);
+    return CL_SUCCESS;
+  };
+  Outcome o = run(id, c.cmd, d.waits, q, st, Pending::ReadStream, nullptr,
+                  enqueue);
+  if (o != Outcome::Ok)
+    return o != Outcome::Protocol;
+  Pending *p;
+  {
+    // Not completed before the sender starts: only the sender does.
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    p = &events_.find(id)->second;
+  }
+  p->error = late;
+  if (parts.size() > 1) {
+    p->first = parts.front();
+    clRetainEvent(p->first);
+  }
+  try {
+    std::thread(&Session::send_read, this, p, std::move(parts), size_read,
+                c.src_origin[0])
+        .detach();
+  } catch (const std::system_error &) {
+    send_read(p, std::move(parts), size_read, c.src_origin[0]);
+  }
+  return true;
+}
+
+// The sender of a large READ: each part goes out as READ_DATA once read,
+// then the COMPLETION (its last action: the session may be gone after).
+// Every part is waited for, sent or not: they write into the staging.
+void Session::send_read(Pending *p, std::vector<cl_event> parts,
+                        cl_event size_read, uint64_t offset)
+{
+  std::vector<cl_event> failed; // kept referenced, see Session::complete
+  auto wait = [&](cl_event e) {
+    clWaitForEvents(1, &e);
+    cl_int st = CL_COMPLETE;
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                   nullptr);
+    if (st < 0)
+      failed.push_back(e);
+    else
+      clReleaseEvent(e);
+    return st < 0 ? st : CL_COMPLETE;
+  };
+  const uint8_t *bytes = p->staging->data();
+  pocl_remote_read_data rd{0, p->staging->size};
+  cl_int status = CL_COMPLETE;
+  if (size_read != nullptr) {
+    status = wait(size_read);
+    uint64_t content;
+    memcpy(&content, bytes + rd.total, 8);
+    rd.total = content > offset ? std::min(rd.total, content - offset) : 0;
+  }
+  for (size_t k = 0; k < parts.size(); ++k) {
+    cl_int st = wait(parts[k]);
+    if (status == CL_COMPLETE)
+      status = st;
+    uint64_t end = std::min((k + 1) * kChunk, rd.total);
+    if (status != CL_COMPLETE || end <= rd.offset)
+      continue;
+    // Logged with a reference to the staging until the client has it.
+    send(Sock::Data, POCL_RMSG_READ_DATA, p->id, &rd, sizeof rd,
+         bytes + rd.offset, end - rd.offset, p->staging);
+    rd.offset = end;
+  }
+  if (!failed.empty()) {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    failed_.insert(failed_.end(), failed.begin(), failed.end());
+  }
+  complete(p, status);
 }
 
 cl_int Session::sub_buffer(Mem &mem, uint64_t offset, const Device &d,
@@ -354,6 +578,8 @@ bool Session::mem_command(const Decoded &d)
       if (size == nullptr || size->size < 8)
         return fail(CL_INVALID_MEM_OBJECT);
     }
+    if (type == POCL_RMSG_READ && c.data_size >= POCL_REMOTE_READ_STREAM_MIN)
+      return read_stream(d, *q, *src, size);
     Staging *st = Staging::create(c.data_size + (size ? 16 : 0), 1);
     if (st == nullptr)
       return fail(CL_OUT_OF_HOST_MEMORY);
@@ -406,11 +632,12 @@ bool Session::mem_command(const Decoded &d)
         !image_in_bounds(*dst, c.dst_origin, c.region))
       return fail(CL_INVALID_VALUE);
     return run_write(
-        id, c.cmd, d.waits, *q, data, c.data_size,
-        [&](const void *src, cl_uint n, const cl_event *w, cl_event *ev) {
+        id, c.cmd, d.waits, *q, data, c.data_size, type == POCL_RMSG_WRITE,
+        [&](const uint8_t *src, uint64_t off, uint64_t len, cl_uint n,
+            const cl_event *w, cl_event *ev) {
           if (type == POCL_RMSG_WRITE)
-            return clEnqueueWriteBuffer(cq, dst->buf, CL_FALSE, dor.v[0],
-                                        rg.v[0], src, n, w, ev);
+            return clEnqueueWriteBuffer(cq, dst->buf, CL_FALSE, dor.v[0] + off,
+                                        len, src + off, n, w, ev);
           if (type == POCL_RMSG_WRITE_RECT)
             return clEnqueueWriteBufferRect(
                 cq, dst->buf, CL_FALSE, dor.v, zero, rg.v, c.dst_row_pitch,

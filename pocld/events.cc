@@ -184,6 +184,8 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
   p->platform = q.platform;
   p->flags = 0;
   p->kind = Pending::Plain;
+  p->first = nullptr;
+  p->error = CL_SUCCESS;
   p->subscribers.clear();
   p->cover = nullptr;
   return p;
@@ -381,11 +383,12 @@ void Session::complete(Pending *p, cl_int exec_status)
       exec_status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   }
   pocl_remote_completion c{};
-  c.status = exec_status < 0 ? exec_status : CL_COMPLETE;
+  c.status = exec_status < 0 ? exec_status : p->error;
   // In-order queue: the covered commands ended before this one.  If this
-  // one failed, so may have they (a CUDA error poisons the context).
+  // one failed, so may have they (a CUDA error poisons the context); not
+  // for p->error, which is this command's own (a part of it).
   for (Pending *e : p->covered)
-    complete(e, c.status);
+    complete(e, exec_status < 0 ? exec_status : CL_COMPLETE);
   p->covered.clear();
   if (p->kind == Pending::Cover) {
     clReleaseEvent(p->ev);
@@ -393,10 +396,20 @@ void Session::complete(Pending *p, cl_int exec_status)
     retire_one();
     return;
   }
-  if (p->flags & POCL_RCMD_PROFILING)
+  if (p->flags & POCL_RCMD_PROFILING) {
     profile(p->ev, p->ts_offset, c);
+    if (p->first != nullptr) {
+      // Done in parts: it started when the first part did.
+      pocl_remote_completion f{};
+      profile(p->first, p->ts_offset, f);
+      c.ts_queued = f.ts_queued;
+      c.ts_submit = f.ts_submit;
+      c.ts_start = f.ts_start;
+    }
+  }
   uint64_t id = p->id;
   cl_event ev = p->ev;
+  cl_event first = p->first;
   Staging *st = p->staging;
   // A failed command's event stays referenced until the session ends: PoCL
   // 3.1 leaves failed events in the notify lists of the events they waited
@@ -439,8 +452,11 @@ void Session::complete(Pending *p, cl_int exec_status)
                 (unsigned long long)id,
                 (unsigned long long)(realtime_ns() / 1000));
     }
-    Sock sock =
-        len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ? Sock::Data : Sock::Command;
+    // A streamed read's completion follows its READ_DATA parts.
+    Sock sock = len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ||
+                        p->kind == Pending::ReadStream
+                    ? Sock::Data
+                    : Sock::Command;
     std::string output;
     if (take_output(output, p->kind == Pending::Kernel))
       send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
@@ -462,6 +478,8 @@ void Session::complete(Pending *p, cl_int exec_status)
       if (keep) {
         if (ev != nullptr)
           failed_.push_back(ev);
+        if (first != nullptr)
+          failed_.push_back(first);
         failed_ids_[id] = c.status;
       }
     }
@@ -476,8 +494,12 @@ void Session::complete(Pending *p, cl_int exec_status)
   }
   if (st != nullptr)
     st->unref();
-  if (!keep && ev != nullptr)
-    clReleaseEvent(ev);
+  if (!keep) {
+    if (ev != nullptr)
+      clReleaseEvent(ev);
+    if (first != nullptr)
+      clReleaseEvent(first);
+  }
   retire_one();
 }
 

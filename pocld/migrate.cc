@@ -16,7 +16,6 @@ namespace {
 // sent as soon as its read is done, while the later ones are still being
 // read and the receiver writes the earlier ones.
 constexpr uint64_t kStreamMin = 8u << 20;
-constexpr uint64_t kChunk = 4u << 20;
 
 // The whole of a buffer or image, as the region of a transfer.
 struct Whole {

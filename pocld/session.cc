@@ -3,6 +3,7 @@
 
 #include "log.hh"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -518,10 +519,31 @@ void Session::run_data()
       fatal_ = true;
       break;
     }
-    bool ok = s.staging ? recv_exact(c, s.staging->data(), s.size)
-                        : recv_discard(c, s.size);
+    // In parts, each reported to the command reader, which writes it to
+    // the device while the next one comes in.  After a break the client
+    // sends all the bytes again: those already in are skipped.
+    bool ok = recv_discard(c, s.in);
+    uint64_t in = s.in;
+    while (ok && in < s.size) {
+      uint64_t len = std::min(kChunk, s.size - in);
+      ok = s.staging ? recv_exact(c, s.staging->data() + in, len)
+                     : recv_discard(c, len);
+      in += ok ? len : 0;
+      if (ok && s.staging != nullptr && s.ue == nullptr) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          arriving_id_ = s.id;
+          arrived_ = in;
+        }
+        arrived_cv_.notify_one();
+      }
+    }
     if (!ok) {
       // Cut inside the bytes: the client sends them again after a resume.
+      LOG_INFO(sid_, "DATA for event %llu cut after %llu of %llu bytes",
+               (unsigned long long)s.id, (unsigned long long)in,
+               (unsigned long long)s.size);
+      s.in = s.staging != nullptr ? in : 0;
       std::lock_guard<std::mutex> lock(mu_);
       data_slots_.push_front(s);
       break;
@@ -542,6 +564,7 @@ void Session::run_data()
   std::lock_guard<std::mutex> lock(mu_);
   data_running_ = false;
   data_cv_.notify_all();
+  arrived_cv_.notify_all();
 }
 
 void Session::teardown()
@@ -551,6 +574,7 @@ void Session::teardown()
     closing_ = true;
   }
   data_cv_.notify_all();
+  arrived_cv_.notify_all();
   shutdown_sockets();
   {
     std::unique_lock<std::mutex> lock(mu_);

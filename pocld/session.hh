@@ -37,10 +37,17 @@ constexpr size_t kForeignKnownKept = 65536;
 // this the session is closed as hostile.
 constexpr size_t kMaxForeignPending = 65536;
 
+// Bulk transfers move in parts of this size: a WRITE's bytes are written to
+// the device part by part as the data socket brings them, and a large READ
+// (POCL_REMOTE_READ_STREAM_MIN) or PUSH is sent part by part as its native
+// reads finish, so that the network and the device copies overlap.
+constexpr uint64_t kChunk = 4u << 20;
+
 // Host copy of a command's data (read results, write sources).  The native
 // command holds one reference; a write whose bytes come on the data socket
 // holds a second one for the data reader, since a failed dependency can
-// complete the command before the bytes arrive.  The last unref frees it.
+// complete the command before the data reader is done.  The last unref
+// frees it.
 struct Staging {
   std::atomic<int> refs;
   uint64_t size;
@@ -124,14 +131,21 @@ struct Pending {
             // receiving server completes the event
     MigrateIn, // a MIGRATE_IN: reports the bytes its peer pushed
     PushStream, // a large PUSH, sent in chunks by a pusher thread
+    ReadStream, // a large READ, sent as READ_DATA parts by a sender thread
     Cover // a marker for `covered` alone: not the client's; not in events_
   } kind;
-  // Completed by their own thread (run_peer, the pusher), never through
-  // the runtime's callback or the waiter.
+  // Completed by their own thread (run_peer, the pusher, the sender), never
+  // through the runtime's callback or the waiter.
   bool self_completing() const
   {
-    return kind == MigrateIn || kind == PushStream;
+    return kind == MigrateIn || kind == PushStream || kind == ReadStream;
   }
+  // A command done in parts: the first part's native event (ev is the
+  // last's), for the profiling start.  Released at completion.
+  cl_event first = nullptr;
+  // An error that the completion reports although ev succeeded: a part
+  // after the first could not be enqueued, or its bytes never came.
+  cl_int error = CL_SUCCESS;
   // User events in other platforms' contexts that mirror ev, made when a
   // command on another platform waited on it.
   std::vector<cl_event> bridges;
@@ -165,11 +179,16 @@ struct Foreign {
 
 // Where the bytes of a WRITE* sent on the data socket go, in command order.
 // staging == nullptr: the command failed, the bytes are read and dropped.
+// The data reader takes them in kChunk parts and reports each one
+// (Session::arrived_) to the command reader, which writes it to the device;
+// if the connection breaks first, the rest is written behind `ue`, which
+// the data reader completes once the resumed client has sent them again.
 struct DataSlot {
   uint64_t id;
   uint64_t size;
   Staging *staging;
-  cl_event ue; // completed once the bytes are in
+  cl_event ue = nullptr;
+  uint64_t in = 0; // bytes in before a break: a resume's replay skips them
 };
 
 // Where the bytes of a MIGRATE_IN go once its peer pushes them.  The
@@ -355,9 +374,17 @@ private:
   template <class F>
   bool run_write(uint64_t id, const pocl_remote_cmd &c, const WaitList &waits,
                  Queue &q, const uint8_t *inline_data, uint64_t size,
-                 F enqueue);
+                 bool in_parts, F enqueue);
   bool fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
                   cl_int err);
+  // Waits until more than `have` of the `size` bytes of data-socket write
+  // `id` are in (or all, for size 0); returns how many are, or UINT64_MAX
+  // if the data reader stopped first (the connection broke, or the session
+  // ends).
+  uint64_t wait_arrived(uint64_t id, uint64_t have, uint64_t size);
+  bool read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size);
+  void send_read(Pending *p, std::vector<cl_event> parts, cl_event size_read,
+                 uint64_t offset);
 
   // migrate.cc
   Mem *find_mem(uint64_t id);
@@ -408,6 +435,11 @@ private:
   Resume pending_;         // a resume not taken yet
   std::condition_variable resume_cv_;
   uint64_t client_seen_data_ = 0; // the resume's count for the data log
+  // The write whose bytes the data reader is taking in, and how many are in
+  // (arrived_cv_ tells the command reader, which waits for them).
+  uint64_t arriving_id_ = 0;
+  uint64_t arrived_ = 0;
+  std::condition_variable arrived_cv_;
   // MIGRATE_IN commands waiting for their bytes, by event id; also mu_.
   std::unordered_map<uint64_t, PeerSlot> peer_slots_;
   unsigned peers_running_ = 0; // peer readers not yet ended; also mu_

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 5u
+#define POCL_REMOTE_PROTOCOL_VERSION 6u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -48,6 +48,11 @@ extern "C" {
 /* Payloads at least this large travel on the data socket so that they do not
    delay small commands queued behind them (head-of-line blocking).  */
 #define POCL_REMOTE_DATA_SOCKET_THRESHOLD (64u << 10)
+/* READs of at least this many bytes come back as READ_DATA parts of at most
+   POCL_REMOTE_READ_PART bytes, so that the server's native read of one part
+   overlaps the sending of the one before.  */
+#define POCL_REMOTE_READ_STREAM_MIN (8u << 20)
+#define POCL_REMOTE_READ_PART (4u << 20)
 
 typedef enum pocl_remote_msg_type
 {
@@ -100,7 +105,8 @@ typedef enum pocl_remote_msg_type
      with one POCL_RMSG_COMPLETION carrying the same id.  The payload starts
      with cmd.num_waits pocl_remote_wait entries.  */
   POCL_RMSG_NDRANGE = 50,     /* body: ndrange; payload: waits, args */
-  POCL_RMSG_READ = 51,        /* body: mem_cmd; completion carries data */
+  POCL_RMSG_READ = 51,        /* body: mem_cmd; data in the completion,
+                                 or in READ_DATA parts before it */
   POCL_RMSG_WRITE = 52,       /* body: mem_cmd; payload: waits, data */
   POCL_RMSG_COPY = 53,        /* body: mem_cmd */
   POCL_RMSG_READ_RECT = 54,   /* body: mem_cmd; completion: packed region */
@@ -144,6 +150,12 @@ typedef enum pocl_remote_msg_type
   /* Client to server: the application is exiting; end the session now
      instead of keeping it for a reconnect.  No body.  */
   POCL_RMSG_BYE = 94,
+  /* Part of a READ's data, for reads of POCL_REMOTE_READ_STREAM_MIN bytes
+     and more: sent on the data socket in offset order as the server's
+     native reads of each part finish, followed there by the COMPLETION
+     (no payload).  hdr.id = the event id.  Body: read_data; payload: the
+     bytes.  */
+  POCL_RMSG_READ_DATA = 95,
 
   /* Server to server, on a peer connection.  */
   POCL_RMSG_PEER_NOTIFY = 100, /* body: notify; an event subscribed to */
@@ -544,6 +556,17 @@ typedef struct pocl_remote_peer_data
   uint64_t total;
 } pocl_remote_peer_data;
 
+/* READ_DATA: bytes [offset, offset + payload_size) of the first `total`
+   bytes of a READ's data (total < data_size only with a content size).
+   The parts come in offset order and cover [0, total); the COMPLETION that
+   follows them has no payload.  A READ that fails after some parts ends
+   with a COMPLETION carrying the error.  */
+typedef struct pocl_remote_read_data
+{
+  uint64_t offset;
+  uint64_t total;
+} pocl_remote_read_data;
+
 /* COMPLETION.  Timestamps are the server's CLOCK_REALTIME-based
    nanoseconds, 0 when the command was not profiled.  */
 typedef struct pocl_remote_completion
@@ -587,6 +610,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_connect_peer) == 32, "cpeer");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_subscribe) == 16, "subscr");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_migrate) == 64, "migrate");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 32, "pdata");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_read_data) == 16, "rdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 48, "compl");
 
 /* The fixed body size of each message type, or -1 for an unknown type.
@@ -667,6 +691,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_reply);
     case POCL_RMSG_COMPLETION:
       return sizeof (pocl_remote_completion);
+    case POCL_RMSG_READ_DATA:
+      return sizeof (pocl_remote_read_data);
     default:
       return -1;
     }

@@ -44,8 +44,10 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
 
   # Cuts: the client reconnects and resumes its session; every result must be exact and
   # the atomic counter must show that no command was lost or run twice.
-  # 32768 words = 128 KiB per transfer, so writes and reads use the data socket too.
-  # name | proxy (and test_proxy.sh) arguments | iterations
+  # 32768 words = 128 KiB per transfer, so writes and reads use the data socket too;
+  # 3145728 words = 12 MiB, so writes are enqueued in 4 MiB parts as their bytes come
+  # and reads come as READ_DATA parts: cuts inside a part after the first.
+  # name | proxy (and test_proxy.sh) arguments | iterations [| words]
   set(proxy_cuts
     "header|--cut sock=cmd,dir=c2s,type=WRITE,at=header,after=2|40"
     "body|--cut sock=cmd,dir=c2s,type=NDRANGE,at=body,after=1|40"
@@ -55,7 +57,10 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
     "reply|--cut sock=cmd,dir=s2c,type=REPLY,at=body,after=3|40"
     "after_messages|--cut sock=cmd,dir=s2c,at=boundary,after=40|40"
     "control|--cut-when-connected|2000"
-    "random|--seed 7 --random 0.02,sock=any,dir=any,after=60 --min-cuts 100|600")
+    "random|--seed 7 --random 0.02,sock=any,dir=any,after=60 --min-cuts 100|600"
+    "read_data|--cut sock=data,dir=s2c,type=READ_DATA,at=payload,after=1 --cut sock=data,dir=s2c,type=READ_DATA,at=header,after=5 --min-cuts 2|8|3145728"
+    "data_parts|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=6000000,after=1 --cut sock=data,dir=c2s,type=DATA,at=payload,offset=10000000,after=3 --min-cuts 2|8|3145728"
+    "random_large|--seed 11 --random 0.05,sock=any,dir=any,after=60 --min-cuts 10|30|3145728")
   foreach(entry ${proxy_cuts})
     string(FIND "${entry}" "|" bar)
     string(SUBSTRING "${entry}" 0 ${bar} cut)
@@ -64,12 +69,21 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
     string(FIND "${rest}" "|" bar)
     string(SUBSTRING "${rest}" 0 ${bar} args)
     math(EXPR bar "${bar} + 1")
-    string(SUBSTRING "${rest}" ${bar} -1 iterations)
+    string(SUBSTRING "${rest}" ${bar} -1 rest)
+    string(FIND "${rest}" "|" bar)
+    if(bar EQUAL -1)
+      set(iterations "${rest}")
+      set(words 32768)
+    else()
+      string(SUBSTRING "${rest}" 0 ${bar} iterations)
+      math(EXPR bar "${bar} + 1")
+      string(SUBSTRING "${rest}" ${bar} -1 words)
+    endif()
     separate_arguments(args UNIX_COMMAND "${args}")
     add_test(NAME remote/proxy_cut_${cut}
       COMMAND "${PROXY_TEST}" proxy_cut_${cut} $<TARGET_FILE:fault_proxy> "${RUN_REMOTE}"
               "${STATE}" "${CMAKE_BINARY_DIR}" "${PROXY_WORK}" ${args}
-      -- $<TARGET_FILE:remote_test_connection_cut> ${iterations} 32768)
+      -- $<TARGET_FILE:remote_test_connection_cut> ${iterations} ${words})
     set_tests_properties(remote/proxy_cut_${cut} PROPERTIES LABELS "remote"
       FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_cut_${cut}: FAIL")
   endforeach()

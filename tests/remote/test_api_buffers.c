@@ -13,6 +13,9 @@
      kernel, read back;
    - clEnqueueRead/Write/Copy/FillBuffer with offsets, fill patterns of 1 to
      128 bytes;
+   - transfers of 8 to 13 MiB, which move in 4 MiB parts: odd sizes and
+     offsets, a kernel between write and read, a wait across queues,
+     profiling times in order;
    - clEnqueueRead/Write/CopyBufferRect (3-D regions, distinct buffer and
      host pitches, nonzero origins);
    - clEnqueueMapBuffer read and write maps with offsets, unmap, then reads;
@@ -275,6 +278,79 @@ test_rw_copy_fill (void)
   free (modelb);
   free (got);
   free (src);
+}
+
+/* Transfers large enough to move in parts (writes as their bytes arrive,
+   reads of 8 MiB and more as READ_DATA): sizes and offsets that are no
+   multiple of the 4 MiB part, a kernel between a non-blocking write and a
+   read on one queue, a read on another queue waiting on a write's event,
+   and profiling timestamps in order.  */
+static void
+test_large (void)
+{
+  const size_t B = (13u << 20) + 12344, W = (8u << 20) + 7, R = (9u << 20) + 5;
+  uint32_t *src = xmalloc (B), *model = xmalloc (B), *got = xmalloc (B);
+  cl_mem a = create_buffer (ctx, CL_MEM_READ_WRITE, B, NULL);
+  cl_kernel add1 = create_kernel (prog, "add1");
+  CHECK (clSetKernelArg (add1, 0, sizeof (a), &a));
+
+  step ("non-blocking write, kernel, read at an offset");
+  fill_u32 (src, B / 4, 40);
+  CHECK (clEnqueueWriteBuffer (q, a, CL_FALSE, 0, B, src, 0, NULL, NULL));
+  run1d (add1, B / 4, NULL);
+  for (size_t i = 0; i < B / 4; ++i)
+    model[i] = src[i] + 1u;
+  CHECK (clEnqueueReadBuffer (q, a, CL_TRUE, (1u << 20) + 3, R, got, 0, NULL,
+                              NULL));
+  expect_bytes (got, (char *)model + (1u << 20) + 3, R, "read after kernel");
+
+  step ("write at an odd offset, whole read");
+  fill_u32 (src, B / 4, 41);
+  CHECK (clEnqueueWriteBuffer (q, a, CL_TRUE, 4093, W, src, 0, NULL, NULL));
+  memcpy ((char *)model + 4093, src, W);
+  CHECK (clEnqueueReadBuffer (q, a, CL_TRUE, 0, B, got, 0, NULL, NULL));
+  expect_bytes (got, model, B, "write at an offset");
+
+  step ("a read on a second profiling queue waits on the write's event");
+  cl_int err;
+  cl_command_queue pq = clCreateCommandQueue (ctx, dev,
+                                              CL_QUEUE_PROFILING_ENABLE, &err);
+  CHECK_ERR (err, "clCreateCommandQueue (profiling)");
+  cl_event w, r;
+  fill_u32 (src, B / 4, 42);
+  CHECK (clEnqueueWriteBuffer (pq, a, CL_FALSE, 0, B, src, 0, NULL, &w));
+  memset (got, 0, B);
+  CHECK (clEnqueueReadBuffer (q, a, CL_TRUE, 0, B, got, 1, &w, &r));
+  expect_bytes (got, src, B, "read waiting on a write of another queue");
+  CHECK (clReleaseEvent (r));
+  CHECK (clEnqueueReadBuffer (pq, a, CL_FALSE, 0, B, got, 0, NULL, &r));
+  CHECK (clWaitForEvents (1, &r));
+  expect_bytes (got, src, B, "profiled read");
+  cl_event evs[2] = { w, r };
+  for (int k = 0; k < 2; ++k)
+    {
+      cl_ulong t[4];
+      cl_profiling_info what[4]
+          = { CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+              CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END };
+      for (int i = 0; i < 4; ++i)
+        CHECK (clGetEventProfilingInfo (evs[k], what[i], sizeof (t[i]), &t[i],
+                                        NULL));
+      if (!(t[0] <= t[1] && t[1] <= t[2] && t[2] < t[3]))
+        fail ("%s: profiling times out of order: %llu %llu %llu %llu",
+              k ? "read" : "write", (unsigned long long)t[0],
+              (unsigned long long)t[1], (unsigned long long)t[2],
+              (unsigned long long)t[3]);
+      CHECK (clReleaseEvent (evs[k]));
+    }
+  CHECK (clReleaseCommandQueue (pq));
+  note ("large transfers in parts (writes, reads at offsets, profiled) OK");
+
+  clReleaseKernel (add1);
+  clReleaseMemObject (a);
+  free (src);
+  free (model);
+  free (got);
 }
 
 /* Host model of a rect copy between two linear byte spaces.  */
@@ -634,6 +710,7 @@ main (int argc, char **argv)
   run_sub ("CL_MEM_COPY_HOST_PTR", test_copy_host_ptr, 45);
   run_sub ("CL_MEM_ALLOC_HOST_PTR", test_alloc_host_ptr, 45);
   run_sub ("read/write/copy/fill", test_rw_copy_fill, 45);
+  run_sub ("large transfers", test_large, 60);
   run_sub ("rect read/write/copy", test_rect, 45);
   run_sub ("map/unmap", test_map, 45);
   run_sub ("sub-buffers", test_subbuffers, 45);

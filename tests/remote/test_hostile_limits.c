@@ -17,7 +17,9 @@
       each, it would grow by some 100 MB) and still answers.
    5. Commands waiting on more than 65536 unreported foreign events: the
       session is closed, with a log line.
-   6. A new session is served as before.
+   6. A WRITE whose DATA stops after 1 of 8 MiB: the connection is closed,
+      with a log line, and the write never completes.
+   7. A new session is served as before.
 
    PASS only when all hold.  */
 
@@ -65,6 +67,20 @@ session_rss_kb (void)
     fail ("expected one session process under pocld %d, found %d",
           (int)pocld_pid, found);
   return rss;
+}
+
+/* Whether pocld's log has a line containing `what`.  */
+static int
+logged (const char *what)
+{
+  FILE *f = fopen (pocld_log, "r");
+  char line[512];
+  int found = 0;
+  while (f && fgets (line, sizeof (line), f))
+    found |= strstr (line, what) != NULL;
+  if (f)
+    fclose (f);
+  return found;
 }
 
 /* Reads until the COMPLETION of `id`; other completions are counted in
@@ -299,16 +315,50 @@ foreign_cap (raw_session *s)
         fail ("a marker waiting on unreported events completed");
     }
   /* the log line is written before the close */
-  FILE *f = fopen (pocld_log, "r");
-  char line[512];
-  int logged = 0;
-  while (f && fgets (line, sizeof (line), f))
-    logged |= strstr (line, "unreported foreign events") != NULL;
-  if (f)
-    fclose (f);
-  if (!logged)
+  if (!logged ("unreported foreign events"))
     fail ("no log line for the refused session in %s", pocld_log);
   note ("a session waiting on over 65536 unreported events was closed");
+}
+
+/* A WRITE whose bytes stop after 1 of 8 MiB (the data socket is closed):
+   pocld writes what came as it comes, so it must log the cut and drop the
+   connection (for a resume that will not come) rather than wait for the
+   bytes, and never report the write complete.  */
+static void
+write_cut (void)
+{
+  const uint64_t size = 8u << 20;
+  static unsigned char part[1u << 20];
+  raw_session s;
+  raw_open (&s);
+  raw_create_queue (&s, 1);
+  raw_create_buffer (&s, 0x500, size);
+  pocl_remote_mem_cmd mc;
+  mem_cmd_init (&mc, 1, 0, 0x500, size);
+  mc.cmd.flags = POCL_RCMD_DATA_ON_DATA_SOCKET;
+  pocl_remote_hdr h = { POCL_RMSG_DATA, 0, size, 9000 };
+  if (raw_send (s.cmd, POCL_RMSG_WRITE, 9000, &mc, sizeof (mc), NULL, 0)
+      || send_all (s.data, &h, sizeof (h))
+      || send_all (s.data, part, sizeof (part)))
+    fail ("sending a WRITE and its first MiB: connection closed");
+  shutdown (s.data, SHUT_WR);
+  for (;;)
+    {
+      raw_msg m;
+      int r = raw_recv (s.cmd, &m, 20000);
+      if (r == IO_CLOSED)
+        break;
+      if (r == IO_TIMEOUT)
+        fail ("pocld kept a session whose write's bytes were cut");
+      free (m.payload);
+      if (m.h.type == POCL_RMSG_COMPLETION && m.h.id == 9000
+          && m.body.completion.status == CL_COMPLETE)
+        fail ("a write whose bytes were cut completed");
+    }
+  if (!logged ("DATA for event 9000 cut after"))
+    fail ("no log line for the cut write in %s", pocld_log);
+  raw_close (&s);
+  note ("the connection of a write whose bytes were cut was closed");
 }
 
 int
@@ -332,6 +382,7 @@ main (int argc, char **argv)
   notify_flood (&s);
   foreign_cap (&s);
   raw_close (&s);
+  write_cut ();
 
   raw_session t;
   raw_open (&t);

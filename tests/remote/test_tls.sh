@@ -4,10 +4,11 @@
 #   test_tls.sh FIXTURE RUN_REMOTE POCLD BUILD_DIR VECADD MULTI_SERVER_SH MULTI_CLIENT WORK_DIR
 #               FAULT_PROXY CUT_CLIENT
 # 1. A pocld with --tls-cert: a TLS client that trusts the CA is served, bit-exact,
-#    with 1 MiB buffers (data socket), and with a pre-shared key on top; a plain client
-#    is refused (pocld log line, no hang); a client trusting another CA refuses the
-#    server (driver message, pocld log line); a client with the wrong host name for the
-#    certificate (localhost) refuses it; the next TLS client is served.
+#    with 1 MiB buffers (data socket) and 12 MiB ones (writes and reads in 4 MiB parts),
+#    and with a pre-shared key on top; a plain client is refused (pocld log line, no
+#    hang); a client trusting another CA refuses the server (driver message, pocld log
+#    line); a client with the wrong host name for the certificate (localhost) refuses
+#    it; the next TLS client is served.
 # 2. A TLS client refuses a pocld without TLS, which logs why.
 # 3. Two pocld with TLS as peers (test_multi_server.sh two): the peer links use TLS.
 # 4. A TLS client whose connections fault_proxy cuts three times resumes its session over
@@ -86,8 +87,12 @@ served "$work/small.out" 4096
 client "$work/tls.state" "$work/large.out" 262144 POCL_REMOTE_TLS=1 \
   POCL_REMOTE_TLS_CA="$work/test-ca.pem" || fail "TLS client, 1 MiB: $(tail -n 3 "$work/large.out")"
 served "$work/large.out" 262144
+# 3145728 floats: 12 MiB per buffer, written in 4 MiB parts and read as READ_DATA parts.
+client "$work/tls.state" "$work/parts.out" 3145728 POCL_REMOTE_TLS=1 \
+  POCL_REMOTE_TLS_CA="$work/test-ca.pem" || fail "TLS client, 12 MiB: $(tail -n 3 "$work/parts.out")"
+served "$work/parts.out" 3145728
 grep -q "data socket from" "$log" || fail "no data socket in the pocld log"
-echo "$name: TLS clients served (4096 and 262144 elements, bit-exact)"
+echo "$name: TLS clients served (4096, 262144 and 3145728 elements, bit-exact)"
 
 client "$work/tls.state" "$work/plain.out" 4096; rc=$?
 refused "a plain client of a TLS server" "$work/plain.out"

@@ -155,6 +155,9 @@ struct remote_event
   size_t row_pitch, slice_pitch;
   /* a content-size read: the server may send fewer than dst_size bytes */
   int partial;
+  /* a large read's data comes in READ_DATA parts: bytes in so far, and the
+     total the parts announce */
+  uint64_t received, total;
   /* a host-to-device migration held until its dependencies are done: they
      may still be bringing mem_host_ptr up to date */
   _cl_command_node *held;

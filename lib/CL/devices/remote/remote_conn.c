@@ -473,6 +473,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
   if (h->payload_size > 0)
     {
       int bad = (re->dst == NULL || c.status != CL_COMPLETE
+                 || re->received != 0
                  || (h->payload_size != re->dst_size
                      && !(re->partial && h->payload_size < re->dst_size
                           && !re->unpack)));
@@ -497,11 +498,51 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
       else if (rb_read (rb, re->dst, h->payload_size))
         return payload_lost (s, re);
     }
-  else if (re->dst != NULL && re->dst_size > 0 && c.status == CL_COMPLETE
-           && !re->partial)
+  else if (re->dst != NULL && c.status == CL_COMPLETE
+           && re->received != (re->partial ? re->total : re->dst_size))
     c.status = CL_OUT_OF_RESOURCES; /* the data never came */
 
   pocl_remote_complete (s, re, &c);
+  return 0;
+}
+
+/* A part of a large read's data (READ_DATA).  The event is out of the table
+   while the bytes land in dst, so that the sweep of a lost session cannot
+   complete it meanwhile (the application could free dst).  */
+static int
+handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
+{
+  pocl_remote_read_data d;
+  if (rb_read (rb, &d, sizeof (d)))
+    return -1;
+  remote_event *re = pocl_remote_event_take (s, h->id);
+  if (re == NULL)
+    {
+      POCL_MSG_ERR ("remote: read data for unknown event %" PRIu64 "\n",
+                    h->id);
+      return -1;
+    }
+  uint64_t len = h->payload_size;
+  if (re->dst == NULL || re->unpack || d.offset != re->received
+      || d.total > re->dst_size || (d.total != re->dst_size && !re->partial)
+      || (re->received != 0 && d.total != re->total) || len == 0
+      || len > d.total - d.offset)
+    {
+      POCL_MSG_ERR ("remote: %" PRIu64 " bytes at %" PRIu64 " of %" PRIu64
+                    " for event %" PRIu64 " refused\n",
+                    len, d.offset, d.total, h->id);
+      return fail_taken (s, re);
+    }
+  /* a part cut short comes again after a resume */
+  if (rb_read (rb, (char *)re->dst + d.offset, len))
+    return payload_lost (s, re);
+  re->received += len;
+  re->total = d.total;
+  /* back for the next part and the COMPLETION; as in payload_lost, the
+     sweep of a session lost for good may have passed already */
+  pocl_remote_event_insert (s, re);
+  if (pocl_remote_dead (s) && pocl_remote_event_take (s, re->id) == re)
+    return fail_taken (s, re);
   return 0;
 }
 
@@ -631,6 +672,8 @@ reader_thread (void *p)
         r = handle_reply (s, rb, &h);
       else if (h.type == POCL_RMSG_COMPLETION)
         r = handle_completion (s, rb, &h);
+      else if (h.type == POCL_RMSG_READ_DATA)
+        r = handle_read_data (s, rb, &h);
       else if (h.type == POCL_RMSG_OUTPUT)
         r = handle_output (rb, &h);
       else
