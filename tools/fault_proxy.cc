@@ -66,7 +66,7 @@ const char *type_name(uint32_t t)
     N(FILL_IMAGE); N(COPY_IMAGE_TO_BUFFER); N(COPY_BUFFER_TO_IMAGE);
     N(MARKER); N(DATA); N(REPLY); N(COMPLETION); N(OUTPUT);
     N(CONNECT_PEER); N(SUBSCRIBE); N(PUSH); N(MIGRATE_IN); N(PEER_NOTIFY);
-    N(PEER_DATA);
+    N(PEER_DATA); N(GET_PROGRAM_BINARY);
 #undef N
   default:
     return nullptr;
