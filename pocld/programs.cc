@@ -1,4 +1,5 @@
-// programs.cc - BUILD_PROGRAM (with kernel metadata) and CREATE_KERNEL.
+// programs.cc - BUILD_PROGRAM (with kernel metadata), GET_PROGRAM_BINARY
+// and CREATE_KERNEL.
 #include "session.hh"
 
 #include "log.hh"
@@ -187,36 +188,39 @@ void kernel_meta(std::vector<uint8_t> &out, cl_kernel k, cl_device_id dev)
 }
 
 // The binary of `dev` (CL_PROGRAM_BINARIES has one entry per program
-// device).
-std::vector<uint8_t> program_binary(cl_program p, cl_device_id dev)
+// device) into `out`; CL_INVALID_DEVICE when the program has no such device.
+cl_int program_binary(cl_program p, cl_device_id dev,
+                      std::vector<uint8_t> &out)
 {
   size_t ret = 0;
-  if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, 0, nullptr, &ret) !=
-          CL_SUCCESS ||
-      ret == 0)
-    return {};
+  cl_int err = clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, 0, nullptr, &ret);
+  if (err != CL_SUCCESS)
+    return err;
   std::vector<size_t> sizes(ret / sizeof(size_t));
   std::vector<cl_device_id> devs(sizes.size());
-  if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, ret, sizes.data(),
-                       nullptr) != CL_SUCCESS ||
-      clGetProgramInfo(p, CL_PROGRAM_DEVICES,
-                       devs.size() * sizeof(cl_device_id), devs.data(),
-                       nullptr) != CL_SUCCESS)
-    return {};
+  err = clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, ret, sizes.data(),
+                         nullptr);
+  if (err == CL_SUCCESS)
+    err = clGetProgramInfo(p, CL_PROGRAM_DEVICES,
+                           devs.size() * sizeof(cl_device_id), devs.data(),
+                           nullptr);
+  if (err != CL_SUCCESS)
+    return err;
   size_t idx = std::find(devs.begin(), devs.end(), dev) - devs.begin();
   if (idx == devs.size())
-    return {};
+    return CL_INVALID_DEVICE;
   std::vector<std::vector<uint8_t>> bins(sizes.size());
   std::vector<unsigned char *> ptrs(sizes.size());
   for (size_t i = 0; i < sizes.size(); ++i) {
     bins[i].resize(sizes[i]);
     ptrs[i] = bins[i].data();
   }
-  if (clGetProgramInfo(p, CL_PROGRAM_BINARIES,
-                       ptrs.size() * sizeof(unsigned char *), ptrs.data(),
-                       nullptr) != CL_SUCCESS)
-    return {};
-  return std::move(bins[idx]);
+  err = clGetProgramInfo(p, CL_PROGRAM_BINARIES,
+                         ptrs.size() * sizeof(unsigned char *), ptrs.data(),
+                         nullptr);
+  if (err == CL_SUCCESS)
+    out = std::move(bins[idx]);
+  return err;
 }
 
 // The client's options as the native compiler should see them.  A PoCL
@@ -374,7 +378,7 @@ bool Session::build_program(const Decoded &msg)
   pocl_remote_build_reply br{};
   br.build_status = CL_BUILD_ERROR;
   std::string log;
-  std::vector<uint8_t> binary, kernels;
+  std::vector<uint8_t> kernels;
   if (prog != nullptr) {
     cl_build_status bs = CL_BUILD_ERROR;
     clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs,
@@ -383,8 +387,6 @@ bool Session::build_program(const Decoded &msg)
     log = get_string([&](size_t n, void *v, size_t *r) {
       return clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, n, v, r);
     });
-    if (err == CL_SUCCESS)
-      binary = program_binary(prog, d->id);
     // Compiled objects have no kernels; only executables are described.
     cl_uint nk = 0;
     if (err == CL_SUCCESS && c.kind != POCL_REMOTE_BUILD_COMPILE &&
@@ -409,30 +411,47 @@ bool Session::build_program(const Decoded &msg)
       ins.first->second.p = prog;
     }
   }
-  // Keep the reply within what the client accepts: the binary goes first,
-  // then the log is cut.
+  // Keep the reply within what the client accepts: the log is cut.
   uint64_t fixed = sizeof br + kernels.size();
-  if (fixed + log.size() + binary.size() > POCL_REMOTE_MAX_PAYLOAD) {
-    LOG_WARN(sid_, "build reply too large, binary of %zu bytes dropped",
-             binary.size());
-    binary.clear();
-    if (fixed + log.size() > POCL_REMOTE_MAX_PAYLOAD)
-      log.resize(fixed < POCL_REMOTE_MAX_PAYLOAD
-                     ? POCL_REMOTE_MAX_PAYLOAD - fixed
-                     : 0);
-  }
+  if (fixed + log.size() > POCL_REMOTE_MAX_PAYLOAD)
+    log.resize(fixed < POCL_REMOTE_MAX_PAYLOAD ? POCL_REMOTE_MAX_PAYLOAD - fixed
+                                               : 0);
   br.log_len = log.size();
-  br.binary_len = binary.size();
   std::vector<uint8_t> out;
-  out.reserve(sizeof br + log.size() + binary.size() + kernels.size());
+  out.reserve(sizeof br + log.size() + kernels.size());
   append(out, &br, sizeof br);
   append(out, log.data(), log.size());
-  append(out, binary.data(), binary.size());
   append(out, kernels.data(), kernels.size());
-  LOG_DEBUG(sid_, "program %llu kind %u: %d, %u kernels, %zu-byte binary",
-            (unsigned long long)c.prog_id, c.kind, err, br.num_kernels,
-            binary.size());
+  LOG_DEBUG(sid_, "program %llu kind %u: %d, %u kernels",
+            (unsigned long long)c.prog_id, c.kind, err, br.num_kernels);
   reply(msg.hdr.id, err, out.data(), out.size());
+  return true;
+}
+
+// Asked for only when the client needs the binary (clGetProgramInfo): on a
+// PoCL server, CL_PROGRAM_BINARIES compiles every kernel of the program
+// once more.
+bool Session::get_program_binary(const Msg &m)
+{
+  auto c = load<pocl_remote_get_program_binary>(m.body);
+  auto it = programs_.find(c.prog_id);
+  cl_int err = CL_SUCCESS;
+  std::vector<uint8_t> binary;
+  if (c.device >= devs_.devices.size())
+    err = CL_INVALID_DEVICE;
+  else if (it == programs_.end())
+    err = CL_INVALID_PROGRAM;
+  else
+    err = program_binary(it->second.p, devs_.devices[c.device].id, binary);
+  if (err == CL_SUCCESS && binary.size() > POCL_REMOTE_MAX_PAYLOAD) {
+    LOG_WARN(sid_, "binary of %zu bytes is over the reply limit",
+             binary.size());
+    binary.clear();
+    err = CL_OUT_OF_RESOURCES;
+  }
+  LOG_DEBUG(sid_, "program %llu: %d, %zu-byte binary",
+            (unsigned long long)c.prog_id, err, binary.size());
+  reply(m.hdr.id, err, binary.data(), binary.size());
   return true;
 }
 

@@ -404,6 +404,8 @@ bool Session::dispatch(const Msg &m)
     return build_program(in_);
   case POCL_RMSG_CREATE_KERNEL:
     return create_kernel(in_);
+  case POCL_RMSG_GET_PROGRAM_BINARY:
+    return get_program_binary(m);
   case POCL_RMSG_CREATE_SAMPLER:
     return create_sampler(m);
   case POCL_RMSG_FINISH:

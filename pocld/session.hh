@@ -333,6 +333,7 @@ private:
 
   // programs.cc
   bool build_program(const Decoded &d);
+  bool get_program_binary(const Msg &m);
   bool create_kernel(const Decoded &d);
 
   // events.cc: wait lists, the event table, completions.

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 6u
+#define POCL_REMOTE_PROTOCOL_VERSION 7u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -85,6 +85,10 @@ typedef enum pocl_remote_msg_type
   /* Connect to another server's session as its peer; replied once the link
      is up.  Body: connect_peer; payload: the peer's host.  */
   POCL_RMSG_CONNECT_PEER = 18,
+  /* The native binary of a built program, fetched only when the client
+     needs it: making it can cost the server a compilation of every kernel
+     once more.  Body: get_program_binary.  */
+  POCL_RMSG_GET_PROGRAM_BINARY = 19,
 
   /* Releases: asynchronous, no reply.  Body: release.  */
   POCL_RMSG_FREE_QUEUE = 30,
@@ -275,9 +279,10 @@ typedef struct pocl_remote_ack
 /* REPLY to a synchronous request.  Payload layout per request:
    DEVICE_INFO: a sequence of pocl_remote_info_entry, each followed by its
      value bytes.
-   BUILD_PROGRAM: pocl_remote_build_reply, build log, binary, then
-     num_kernels kernel descriptions (pocl_remote_kernel_meta, name,
-     attributes, then num_args times pocl_remote_arg_meta, type name, name).
+   BUILD_PROGRAM: pocl_remote_build_reply, build log, then num_kernels
+     kernel descriptions (pocl_remote_kernel_meta, name, attributes, then
+     num_args times pocl_remote_arg_meta, type name, name).
+   GET_PROGRAM_BINARY: the binary, at most POCL_REMOTE_MAX_PAYLOAD bytes.
    Others: empty.  */
 typedef struct pocl_remote_reply
 {
@@ -359,8 +364,16 @@ typedef struct pocl_remote_build_reply
   int32_t build_status; /* cl_build_status */
   uint32_t num_kernels;
   uint64_t log_len;
-  uint64_t binary_len;
 } pocl_remote_build_reply;
+
+/* What clGetProgramInfo (CL_PROGRAM_BINARIES) returns on the server for
+   program prog_id, built by BUILD_PROGRAM for this device.  */
+typedef struct pocl_remote_get_program_binary
+{
+  uint64_t prog_id;
+  uint32_t device;
+  uint32_t reserved;
+} pocl_remote_get_program_binary;
 
 typedef struct pocl_remote_kernel_meta
 {
@@ -594,7 +607,9 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_queue) == 24, "cq");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_buffer) == 32, "cb");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_image) == 96, "ci");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_program) == 32, "bp");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_reply) == 24, "br");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_reply) == 16, "br");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_get_program_binary) == 16,
+                           "gpb");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_meta) == 96, "km");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg_meta) == 32, "am");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_kernel) == 24, "ck");
@@ -646,6 +661,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_create_sampler);
     case POCL_RMSG_CONNECT_PEER:
       return sizeof (pocl_remote_connect_peer);
+    case POCL_RMSG_GET_PROGRAM_BINARY:
+      return sizeof (pocl_remote_get_program_binary);
     case POCL_RMSG_SUBSCRIBE:
       return sizeof (pocl_remote_subscribe);
     case POCL_RMSG_PUSH:

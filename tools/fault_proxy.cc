@@ -67,7 +67,7 @@ const char *type_name(uint32_t t)
     N(MARKER); N(DATA); N(REPLY); N(COMPLETION); N(OUTPUT);
     N(READ_DATA);
     N(CONNECT_PEER); N(SUBSCRIBE); N(PUSH); N(MIGRATE_IN); N(PEER_NOTIFY);
-    N(PEER_DATA);
+    N(PEER_DATA); N(GET_PROGRAM_BINARY);
 #undef N
   default:
     return nullptr;

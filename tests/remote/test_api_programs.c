@@ -14,6 +14,10 @@
      COMPILED_OBJECT then EXECUTABLE, kernel results bit-exact.  A link of
      an object that references an undefined function fails with
      CL_LINK_PROGRAM_FAILURE.
+   - Binaries asked for only after the programs ran: two builds of one
+     source with different -D options and a linked program, released, then
+     rebuilt from their binaries: different binaries for the two option
+     sets, results bit-exact.
    - Kernel metadata: CL_PROGRAM_NUM_KERNELS / CL_PROGRAM_KERNEL_NAMES,
      CL_KERNEL_NUM_ARGS, CL_KERNEL_FUNCTION_NAME, clGetKernelArgInfo
      (built with -cl-kernel-arg-info), clGetKernelWorkGroupInfo
@@ -264,6 +268,117 @@ test_compile_link (void)
   clReleaseProgram (pm);
   clReleaseProgram (pl);
   clReleaseProgram (hdr);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* FACTOR comes from the build options.  */
+static const char *scaled_src
+    = "__kernel void scaled (__global uint *o, uint v)\n"
+      "{ uint i = (uint)get_global_id (0); o[i] = i * FACTOR + v; }\n";
+
+static uint32_t
+scaled5_model (uint32_t i, uint32_t v)
+{
+  return i * 5u + v;
+}
+
+static uint32_t
+scaled9_model (uint32_t i, uint32_t v)
+{
+  return i * 9u + v;
+}
+
+/* The binary of p, built for dev alone.  */
+static unsigned char *
+get_binary (cl_program p, size_t *size, const char *what)
+{
+  CHECK (clGetProgramInfo (p, CL_PROGRAM_BINARY_SIZES, sizeof (*size), size,
+                           NULL));
+  if (*size == 0)
+    fail ("CL_PROGRAM_BINARY_SIZES of the %s program is 0", what);
+  unsigned char *bin = xmalloc (*size);
+  CHECK (clGetProgramInfo (p, CL_PROGRAM_BINARIES, sizeof (bin), &bin, NULL));
+  return bin;
+}
+
+static cl_program
+build_from_binary (const unsigned char *bin, size_t size, const char *what)
+{
+  cl_int err, bst = -1;
+  cl_program p
+      = clCreateProgramWithBinary (ctx, 1, &dev, &size, &bin, &bst, &err);
+  if (err != CL_SUCCESS || bst != CL_SUCCESS)
+    fail ("clCreateProgramWithBinary (%s, %zu bytes) returned %d (%s), "
+          "binary status %d",
+          what, size, err, clerr (err), bst);
+  err = clBuildProgram (p, 1, &dev, NULL, NULL, NULL);
+  if (err != CL_SUCCESS)
+    {
+      char *log = build_log (p, dev);
+      fail ("clBuildProgram of the %s program from its binary returned %d "
+            "(%s); log:\n%s",
+            what, err, clerr (err), log);
+    }
+  return p;
+}
+
+/* Builds do not bring the binary back; clGetProgramInfo fetches it later.
+   Two builds of one source with different options, whose binaries must not
+   be mixed up, and a linked program: each runs with its binary never asked
+   for, then its binary is asked for once its kernels are gone, the program
+   is released, and the program made from the binary must compute the
+   same.  */
+static void
+test_binaries_on_demand (void)
+{
+  cl_int err;
+  cl_program p5 = build_program (ctx, dev, scaled_src, "-DFACTOR=5u");
+  cl_program p9 = build_program (ctx, dev, scaled_src, "-DFACTOR=9u");
+  run_and_check (ctx, q, p5, "scaled", 17, scaled5_model,
+                 "FACTOR=5 from source");
+  run_and_check (ctx, q, p9, "scaled", 17, scaled9_model,
+                 "FACTOR=9 from source");
+  cl_program hdr = clCreateProgramWithSource (ctx, 1, &hdr_src, NULL, &err);
+  CHECK_ERR (err, "clCreateProgramWithSource(header)");
+  cl_program ins[2] = { compile_one (main_src, hdr, "main"),
+                        compile_one (lib_src, hdr, "library") };
+  cl_program exe
+      = clLinkProgram (ctx, 1, &dev, NULL, 2, ins, NULL, NULL, &err);
+  CHECK_ERR (err, "clLinkProgram");
+  run_and_check (ctx, q, exe, "linked", 0x77, linked_model,
+                 "linked from objects");
+
+  size_t s5, s9, sl;
+  unsigned char *b5 = get_binary (p5, &s5, "FACTOR=5");
+  unsigned char *b9 = get_binary (p9, &s9, "FACTOR=9");
+  unsigned char *bl = get_binary (exe, &sl, "linked");
+  if (s5 == s9 && memcmp (b5, b9, s5) == 0)
+    fail ("builds with FACTOR=5 and FACTOR=9 have the same binary");
+  clReleaseProgram (p5);
+  clReleaseProgram (p9);
+  clReleaseProgram (exe);
+  clReleaseProgram (ins[0]);
+  clReleaseProgram (ins[1]);
+  clReleaseProgram (hdr);
+
+  cl_program q5 = build_from_binary (b5, s5, "FACTOR=5");
+  cl_program q9 = build_from_binary (b9, s9, "FACTOR=9");
+  cl_program ql = build_from_binary (bl, sl, "linked");
+  run_and_check (ctx, q, q5, "scaled", 23, scaled5_model,
+                 "FACTOR=5 from its binary");
+  run_and_check (ctx, q, q9, "scaled", 23, scaled9_model,
+                 "FACTOR=9 from its binary");
+  run_and_check (ctx, q, ql, "linked", 0x99, linked_model,
+                 "linked program from its binary");
+  clReleaseProgram (q5);
+  clReleaseProgram (q9);
+  clReleaseProgram (ql);
+  free (b5);
+  free (b9);
+  free (bl);
+  note ("binaries asked for after the builds ran (two option sets, one "
+        "linked program): rebuilt from them, results bit-exact");
 }
 
 /* ------------------------------------------------------------------ */
@@ -692,6 +807,7 @@ main (int argc, char **argv)
   sub_after_failure = drain;
   run_sub ("program binaries", test_binaries, 60);
   run_sub ("clCompileProgram + clLinkProgram", test_compile_link, 60);
+  run_sub ("binaries fetched on demand", test_binaries_on_demand, 120);
   run_sub ("NDRange offsets and local sizes", test_ndrange_ids, 60);
   run_sub ("kernel metadata", test_kernel_metadata, 60);
   run_sub ("images and samplers", test_images, 60);

@@ -303,6 +303,9 @@ void dump(const char *dir)
   pocl_remote_create_kernel ck{0x600, 0x400, 0, uint32_t(kname.size())};
   w.msg("create_kernel", POCL_RMSG_CREATE_KERNEL, 9, &ck, sizeof ck,
         std::vector<uint8_t>(kname.begin(), kname.end()));
+  pocl_remote_get_program_binary gb{0x400, 0, 0};
+  w.msg("get_program_binary", POCL_RMSG_GET_PROGRAM_BINARY, 13, &gb,
+        sizeof gb, {});
   pocl_remote_create_sampler cs{0x700, 0, 1, 0x1132, 0x1140};
   w.msg("create_sampler", POCL_RMSG_CREATE_SAMPLER, 10, &cs, sizeof cs, {});
   pocl_remote_release rel{1};

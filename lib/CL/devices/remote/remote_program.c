@@ -1,5 +1,8 @@
 /* remote_program.c - programs and kernels: builds run on the server, which
-   returns the build log, its native binary and the kernel metadata.  */
+   returns the build log and the kernel metadata.  The server's native binary
+   is fetched only when PoCL serialises the program (clGetProgramInfo of
+   CL_PROGRAM_BINARIES): making it can cost a PoCL server a second
+   compilation of every kernel.  */
 
 #include <string.h>
 
@@ -124,7 +127,7 @@ parse_kernel (reader *r, pocl_kernel_metadata_t *k)
   return 0;
 }
 
-/* Stores log, binary and kernel metadata of a BUILD_PROGRAM reply.  */
+/* Stores log and kernel metadata of a BUILD_PROGRAM reply.  */
 static cl_int
 apply_build_reply (cl_program program, cl_uint device_i, const char *payload,
                    uint64_t size)
@@ -141,18 +144,6 @@ apply_build_reply (cl_program program, cl_uint device_i, const char *payload,
 
   POCL_MEM_FREE (program->build_log[device_i]);
   program->build_log[device_i] = take_string (&r, br.log_len);
-
-  if (br.binary_len > 0)
-    {
-      const char *bin = take (&r, br.binary_len);
-      unsigned char *copy = bin ? malloc (br.binary_len) : NULL;
-      if (copy == NULL)
-        return CL_INVALID_BINARY;
-      memcpy (copy, bin, br.binary_len);
-      POCL_MEM_FREE (program->binaries[device_i]);
-      program->binaries[device_i] = copy;
-      program->binary_sizes[device_i] = br.binary_len;
-    }
 
   if (br.num_kernels == 0 || r.bad)
     return r.bad ? CL_INVALID_BINARY : CL_SUCCESS;
@@ -180,24 +171,21 @@ apply_build_reply (cl_program program, cl_uint device_i, const char *payload,
   return CL_SUCCESS;
 }
 
-/* The build hash names the program's cache directory, where PoCL keeps the
-   binary that clGetProgramInfo(CL_PROGRAM_BINARIES) serialises.  */
+/* The build hash names the program's cache directory: SHA1 of `pieces`
+   and the device's hash.  */
 static void
-store_binary_in_cache (cl_program program, cl_uint device_i)
+set_build_hash (cl_program program, cl_uint device_i,
+                const struct iovec *pieces, int n)
 {
   cl_device_id device = program->devices[device_i];
   SHA1_CTX ctx;
   uint8_t digest[SHA1_DIGEST_SIZE];
   char *dev_hash = device->ops->build_hash (device);
-  size_t i;
+  int i;
 
   pocl_SHA1_Init (&ctx);
-  if (program->binaries[device_i])
-    pocl_SHA1_Update (&ctx, program->binaries[device_i],
-                      program->binary_sizes[device_i]);
-  else if (program->source)
-    pocl_SHA1_Update (&ctx, (const uint8_t *)program->source,
-                      strlen (program->source));
+  for (i = 0; i < n; ++i)
+    pocl_SHA1_Update (&ctx, pieces[i].iov_base, pieces[i].iov_len);
   pocl_SHA1_Update (&ctx, (const uint8_t *)dev_hash, strlen (dev_hash));
   free (dev_hash);
   pocl_SHA1_Final (&ctx, digest);
@@ -210,17 +198,6 @@ store_binary_in_cache (cl_program program, cl_uint device_i)
     }
   *h = 0;
   program->build_hash[device_i][2] = '/';
-
-  if (program->binaries[device_i] == NULL)
-    return;
-  char bc_path[POCL_FILENAME_LENGTH], tmp_path[POCL_FILENAME_LENGTH];
-  pocl_cache_create_program_cachedir (program, device_i, NULL, 0, bc_path);
-  if (!pocl_exists (bc_path)
-      && pocl_cache_write_generic_objfile (tmp_path,
-                                           (char *)program->binaries[device_i],
-                                           program->binary_sizes[device_i])
-             == 0)
-    pocl_rename (tmp_path, bc_path);
 }
 
 /* prefix: options PoCL consumed that the server's compiler needs back */
@@ -262,8 +239,14 @@ build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
         err = perr;
     }
   free (reply);
-  if (err == CL_SUCCESS)
-    store_binary_in_cache (program, device_i);
+  /* The cache directory until the binary is fetched: for a binary, where
+     PoCL unpacked it from a PoCL binary of this driver (named after its
+     content); else one named after what the build was made from, with
+     nothing in it.  */
+  if (err == CL_SUCCESS && kind == POCL_REMOTE_BUILD_BINARY)
+    set_build_hash (program, device_i, body_iov, body_count);
+  else if (err == CL_SUCCESS)
+    set_build_hash (program, device_i, iov, n);
   return err;
 }
 
@@ -318,6 +301,73 @@ pocl_remote_build_binary (cl_program program, cl_uint device_i,
   return build (program, device_i, POCL_REMOTE_BUILD_BINARY,
                 spir_build ? "-x spir -spir-std=1.2 " : "", &iov, 1, 0,
                 iov.iov_len);
+}
+
+/* PoCL serialises a program from its cache directory, where program.bc is
+   the device binary (pocl_binary_serialize); clGetProgramInfo calls this
+   first.  Fetches the server's binary, once per build, and stores it there
+   under a directory named after its content, so that a binary made from it
+   (clCreateProgramWithBinary) unpacks to the same bytes.  No lock is held
+   while waiting for the reply: the reader thread may have to take the
+   program's lock first, releasing a completed command's kernel.  */
+static int
+pocl_remote_build_poclbinary (cl_program program, cl_uint device_i)
+{
+  cl_device_id dev = program->devices[device_i];
+  remote_device_data *d = (remote_device_data *)dev->data;
+  char bc_path[POCL_FILENAME_LENGTH], tmp_path[POCL_FILENAME_LENGTH];
+  pocl_remote_get_program_binary gb;
+  void *bin = NULL;
+  uint64_t size = 0;
+  cl_int err = CL_SUCCESS;
+
+  if (program->pocl_binaries[device_i])
+    return CL_SUCCESS;
+  memset (&gb, 0, sizeof (gb));
+  gb.prog_id = pocl_remote_wire_id (program->id, dev);
+  gb.device = d->server_device;
+  err = pocl_remote_request (d->server, POCL_RMSG_GET_PROGRAM_BINARY, &gb,
+                             sizeof (gb), NULL, 0, &bin, &size);
+  if (err == CL_SUCCESS && size == 0)
+    err = CL_INVALID_BINARY;
+  if (err != CL_SUCCESS)
+    {
+      POCL_MSG_ERR ("remote: no binary of program %" PRIu64
+                    " from the server: %d\n",
+                    program->id, err);
+      free (bin);
+      return err;
+    }
+
+  POCL_LOCK_OBJ (program);
+  if (program->pocl_binaries[device_i] == NULL)
+    {
+      struct iovec content = { bin, size };
+      set_build_hash (program, device_i, &content, 1);
+      if (pocl_cache_create_program_cachedir (program, device_i, NULL, 0,
+                                              bc_path)
+          != 0)
+        err = CL_OUT_OF_RESOURCES;
+      else if (!pocl_exists (bc_path)
+               && (pocl_cache_write_generic_objfile (tmp_path, bin, size) != 0
+                   || pocl_rename (tmp_path, bc_path) != 0))
+        err = CL_OUT_OF_RESOURCES;
+      /* A program built from source or linked has no binary of its own;
+         one made from a binary keeps the one it was made from.  */
+      else if (program->binaries[device_i] == NULL)
+        {
+          program->binaries[device_i] = bin;
+          program->binary_sizes[device_i] = size;
+          bin = NULL;
+        }
+    }
+  POCL_UNLOCK_OBJ (program);
+  free (bin);
+  if (err != CL_SUCCESS)
+    POCL_MSG_ERR ("remote: cannot store the binary of program %" PRIu64
+                  " in the kernel cache\n",
+                  program->id);
+  return err;
 }
 
 static int
@@ -431,6 +481,7 @@ pocl_remote_init_program_ops (struct pocl_device_ops *ops)
 {
   ops->build_source = pocl_remote_build_source;
   ops->build_binary = pocl_remote_build_binary;
+  ops->build_poclbinary = pocl_remote_build_poclbinary;
   ops->link_program = pocl_remote_link_program;
   ops->free_program = pocl_remote_free_program;
   ops->setup_metadata = pocl_remote_setup_metadata;
