@@ -27,7 +27,8 @@ def main():
     sizes = [int(r["bytes"]) for r in mig]
     labels = {"0afe65d": "write behind a user event",
               "1ac330b": "write on arrival",
-              "29f42c0": "streamed in 4 MiB chunks"}
+              "29f42c0": "streamed in 4 MiB chunks",
+              "ddc04c0": "and client transfers in parts"}
     for commit, label in labels.items():
         gbps = [s / float(r[commit]) / 1e3 for s, r in zip(sizes, mig)]
         a.plot(sizes, gbps, marker="o", label=f"{label} ({commit})")
