@@ -5,7 +5,7 @@
    (doc/benchmarks.md).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "probe.h"
 #include <stdio.h>
 
 int
@@ -14,12 +14,8 @@ main (void)
   cl_platform_id p;
   cl_device_id d;
   cl_int err;
-  if (clGetPlatformIDs (1, &p, NULL)
-      || clGetDeviceIDs (p, CL_DEVICE_TYPE_ALL, 1, &d, NULL))
-    {
-      fprintf (stderr, "no OpenCL device\n");
-      return 1;
-    }
+  if (first_device (&p, &d))
+    return 1;
   cl_context c = clCreateContext (NULL, 1, &d, NULL, NULL, &err);
   const char *srcs[] = { "__kernel void noop (void) {}\n",
                          "__kernel void inc (__global int *c) { c[0]++; }\n" };

@@ -9,7 +9,7 @@
    Runs on the first device of the first platform; medians in us.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "probe.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,21 +49,6 @@ static cl_event evs[LEN];
 static int ready, done_count;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-
-static double
-now_us (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int
-cmp (const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static void CL_CALLBACK
 on_complete (cl_event e, cl_int status, void *user)
@@ -162,12 +147,8 @@ main (void)
   cl_platform_id p;
   cl_device_id d;
   cl_int err;
-  if (clGetPlatformIDs (1, &p, NULL)
-      || clGetDeviceIDs (p, CL_DEVICE_TYPE_ALL, 1, &d, NULL))
-    {
-      fprintf (stderr, "no OpenCL device\n");
-      return 1;
-    }
+  if (first_device (&p, &d))
+    return 1;
   cl_context c = clCreateContext (NULL, 1, &d, NULL, NULL, &err);
   q = clCreateCommandQueue (c, d, 0, &err);
   const char *src = "__kernel void inc (__global int *x) { ++*x; }";
@@ -195,7 +176,7 @@ main (void)
           if (i >= 0)
             v[i] = t;
         }
-      qsort (v, ITERS, sizeof v[0], cmp);
+      qsort (v, ITERS, sizeof v[0], cmp_double);
       printf ("  %-42s %8.1f (min %.1f)\n", names[mode], v[ITERS / 2], v[0]);
     }
   return 0;

@@ -5,19 +5,11 @@
    (doc/benchmarks.md).  Runs on the first device of the first platform.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "probe.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double
-now_us (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
 
 static int done;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -32,25 +24,14 @@ on_complete (cl_event e, cl_int status, void *user)
   pthread_mutex_unlock (&mu);
 }
 
-static int
-cmp (const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int
 main (void)
 {
   cl_platform_id p;
   cl_device_id d;
   cl_int err;
-  if (clGetPlatformIDs (1, &p, NULL)
-      || clGetDeviceIDs (p, CL_DEVICE_TYPE_ALL, 1, &d, NULL))
-    {
-      fprintf (stderr, "no OpenCL device\n");
-      return 1;
-    }
+  if (first_device (&p, &d))
+    return 1;
   cl_context c = clCreateContext (NULL, 1, &d, NULL, NULL, &err);
   cl_command_queue q = clCreateCommandQueue (c, d, 0, &err);
   const char *src = "__kernel void noop (__global int *x) {}";
@@ -103,7 +84,7 @@ main (void)
             v[i] = now_us () - t0;
           clReleaseEvent (ev);
         }
-      qsort (v, n, sizeof (double), cmp);
+      qsort (v, n, sizeof (double), cmp_double);
       printf ("%-30s min %.1f  median %.1f  p99 %.1f us\n", names[mode], v[0],
               v[n / 2], v[n * 99 / 100]);
     }

@@ -20,7 +20,7 @@
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
-#include <CL/cl.h>
+#include "probe.h"
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -44,21 +44,6 @@
         }                                                                     \
     }                                                                         \
   while (0)
-
-static double
-now_us (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 typedef struct stats
 {
