@@ -167,6 +167,14 @@ apply_build_reply (cl_program program, cl_uint device_i, const char *payload,
       }
   rp->num_kernels = br.num_kernels;
   rp->meta = meta;
+  /* PoCL frees a program's driver data before a rebuild only when it was
+     built from source; one made from a binary still has the last build's.  */
+  remote_program *old = (remote_program *)program->data[device_i];
+  if (old != NULL)
+    {
+      free_meta (old->meta, old->num_kernels);
+      free (old);
+    }
   program->data[device_i] = rp;
   return CL_SUCCESS;
 }
