@@ -219,6 +219,17 @@ void Session::ungate(Pending *p)
     gated_by_queue_.erase(g);
 }
 
+// A native command went into q: it is flushed before the reader blocks,
+// and the session waits for its completion before it ends.
+void Session::enqueued(Queue &q)
+{
+  if (!q.dirty) {
+    q.dirty = true;
+    dirty_.push_back(&q);
+  }
+  inflight_.fetch_add(1);
+}
+
 void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
 {
   release_waits();
@@ -237,11 +248,7 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     return;
   }
   p->ev = ev;
-  if (!q.dirty) {
-    q.dirty = true;
-    dirty_.push_back(&q);
-  }
-  inflight_.fetch_add(1);
+  enqueued(q);
   if (p->kind == Pending::Finish) {
     std::lock_guard<std::mutex> lock(ev_mu_);
     finishing_.push_back(p);
@@ -285,10 +292,11 @@ void Session::adopt(Pending *p, Queue &q)
     LOG_DEBUG(sid_, "%s covers %zu commands",
               p->kind == Pending::Cover ? "a marker" : "a command",
               q.untracked.size());
-  for (Pending *c : q.untracked) {
-    clRetainEvent(p->ev);
+  // Not retained: a covered command leaves the event table (the only
+  // place waits find `cover`) inside p's completion, before p's event is
+  // released.
+  for (Pending *c : q.untracked)
     c->cover = p->ev;
-  }
   p->covered.swap(q.untracked);
   if (trailing_ == &q)
     trailing_ = nullptr;
@@ -316,7 +324,7 @@ void Session::cover(Queue &q)
   p->platform = q.platform;
   p->kind = Pending::Cover;
   p->gated = false;
-  inflight_.fetch_add(1);
+  enqueued(q);
   adopt(p, q);
   wait_for(p);
 }
@@ -468,7 +476,6 @@ void Session::complete(Pending *p, cl_int exec_status)
     // are taken in the same critical section so none can be added late.
     std::vector<cl_event> bridges;
     std::vector<uint32_t> subs;
-    cl_event p_cover = p->cover;
     {
       std::lock_guard<std::mutex> lock(ev_mu_);
       bridges.swap(p->bridges);
@@ -483,8 +490,6 @@ void Session::complete(Pending *p, cl_int exec_status)
         failed_ids_[id] = c.status;
       }
     }
-    if (p_cover != nullptr)
-      clReleaseEvent(p_cover);
     for (cl_event b : bridges) {
       clSetUserEventStatus(b, c.status);
       clReleaseEvent(b);

@@ -78,11 +78,7 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
     q.untracked.push_back(p);
     trailing_ = &q;
     trailing_id_ = c.queue_id;
-    inflight_.fetch_add(1);
-    if (!q.dirty) {
-      q.dirty = true;
-      dirty_.push_back(&q);
-    }
+    enqueued(q);
     return Outcome::Ok;
   }
   launch(p, err, ev, q);

@@ -162,8 +162,8 @@ struct Pending {
   std::vector<uint32_t> subscribers;
   // Earlier commands of the same in-order queue that have no native event
   // (ev == nullptr): they are complete when this one is, and are reported
-  // first.  Such a command's `cover` is this one's event (retained), for
-  // commands of other queues that wait on it.
+  // first.  Such a command's `cover` is this one's event (not retained, see
+  // Session::adopt), for commands of other queues that wait on it.
   std::vector<Pending *> covered;
   cl_event cover = nullptr;
 };
@@ -341,6 +341,7 @@ private:
                     uint64_t queue_id, cl_int &err);
   void gate(Pending *p);
   void ungate(Pending *p);
+  void enqueued(Queue &q);
   void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
   cl_int foreign_wait(uint64_t id, uint32_t platform);
   void release_waits();
