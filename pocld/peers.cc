@@ -215,16 +215,18 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
   return false;
 }
 
+// The client hears first: the bytes are in place, and the user event only
+// releases the native marker that orders the queue's later commands.
 void Session::finish_peer_slot(PeerSlot &s, cl_int status)
 {
+  if (s.p != nullptr) {
+    complete(s.p, status);
+    s.p = nullptr;
+  }
   if (s.ue != nullptr) {
     clSetUserEventStatus(s.ue, status);
     clReleaseEvent(s.ue);
     s.ue = nullptr;
-  }
-  if (s.p != nullptr) {
-    complete(s.p, status);
-    s.p = nullptr;
   }
   if (s.staging != nullptr) {
     s.staging->unref();

@@ -42,12 +42,16 @@ constexpr size_t kMaxForeignPending = 65536;
 // (POCL_REMOTE_READ_STREAM_MIN) or PUSH is sent part by part as its native
 // reads finish, so that the network and the device copies overlap.
 constexpr uint64_t kChunk = 4u << 20;
+// A PUSH up to this size may be read with a blocking call (push_now).
+constexpr uint64_t kBlockingMax = 64u << 10;
 
 // Host copy of a command's data (read results, write sources).  The native
 // command holds one reference; a write whose bytes come on the data socket
 // holds a second one for the data reader, since a failed dependency can
 // complete the command before the data reader is done.  The last unref
 // frees it.
+struct Whole; // migrate.cc
+
 struct Staging {
   std::atomic<int> refs;
   uint64_t size;
@@ -412,7 +416,10 @@ private:
   cl_command_queue transfer_queue(const Queue &q, cl_int &err);
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
                  size_t body_len, const void *payload, uint64_t payload_len);
-  void send_push(const Pending &p, cl_int status);
+  struct PushState;
+  void send_push(const PushState &p, Staging *st, cl_int status);
+  bool push_now(const Decoded &d, Queue &q, Mem &src, Mem *size,
+                const Whole &w, Staging *st);
 
   const Devices &devs_;
   const SessionId id_;

@@ -287,12 +287,15 @@ content_size_of (size_t bytes, uint64_t content)
   CHECK (clReleaseMemObject (size));
 }
 
-/* 4 KiB of 1 MiB (one message), and 5 MiB + 12 bytes of 20 MiB: a buffer
-   that large is pushed in chunks, and the content size ends mid-chunk.  */
+/* 4 KiB of 1 MiB (one message), 1 KiB of 16 KiB (small enough for the
+   servers' blocking reads and writes), and 5 MiB + 12 bytes of 20 MiB: a
+   buffer that large is pushed in chunks, and the content size ends
+   mid-chunk.  */
 static void
 content_size (void)
 {
   content_size_of (N * sizeof (int), 4096);
+  content_size_of (16384, 1024);
   content_size_of (20u << 20, (5u << 20) + 12);
 }
 
