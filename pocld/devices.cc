@@ -331,6 +331,18 @@ bool wait_completion(cl_platform_id p)
          std::string::npos;
 }
 
+// Platform::pin_staging: NVIDIA's unless POCLD_STAGING says.
+bool pin_staging(cl_platform_id p)
+{
+  const char *env = getenv("POCLD_STAGING");
+  if (env != nullptr && strcmp(env, "pageable") == 0)
+    return false;
+  if (env != nullptr && strcmp(env, "pinned") == 0)
+    return true;
+  return platform_string(p, CL_PLATFORM_VENDOR).find("NVIDIA") !=
+         std::string::npos;
+}
+
 std::string platform_key(size_t index, cl_platform_id p, cl_uint nd)
 {
   std::string k =
@@ -418,6 +430,11 @@ Devices discover_devices(const char *sid, bool verbose,
     if (p.wait_completion)
       POCLD_LOG(info, sid,
                 "platform %zu: completions noticed by waiting, not callbacks",
+                d.platforms.size());
+    p.pin_staging = pin_staging(pid);
+    if (p.pin_staging)
+      POCLD_LOG(info, sid,
+                "platform %zu: large transfers staged in pinned memory",
                 d.platforms.size());
     if (p.silent_failures)
       POCLD_LOG(info, sid,

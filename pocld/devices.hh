@@ -23,6 +23,10 @@ struct Platform {
   // completed (29.8 us for a no-op against 13.2 us under clWaitForEvents,
   // measured on an H200).  POCLD_COMPLETION=callback|wait overrides.
   bool wait_completion;
+  // Large transfers are staged in page-locked memory (Staging, Pinning):
+  // NVIDIA's OpenCL copies pageable memory once more, through a buffer of
+  // its own.  POCLD_STAGING=pinned|pageable overrides.
+  bool pin_staging;
 };
 
 struct Device {

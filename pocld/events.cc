@@ -435,8 +435,8 @@ void Session::complete(Pending *p, cl_int exec_status)
     reply(id, CL_SUCCESS);
   } else if (p->kind == Pending::Push || p->kind == Pending::PushStream) {
     if (p->kind == Pending::Push)
-      send_push({true, id, p->peer, p->push_size, p->push_has_size},
-                p->staging, c.status);
+      send_push({true, id, p->peer, p->push_size, p->push_has_size}, p->staging,
+                c.status);
     std::lock_guard<std::mutex> lock(ev_mu_);
     ungate(p);
     spare_.push_back(events_.extract(id));

@@ -30,13 +30,14 @@ std::mutex g_pool_mu;
 std::vector<Staging *> g_pool; // guarded by g_pool_mu
 uint64_t g_pool_bytes = 0;
 
-// A kept block for `size` bytes, not more than twice as large.
-Staging *pooled(uint64_t size)
+// A kept block for `size` bytes, not more than twice as large, of the
+// pinned memory of context ctx (nullptr: of the heap).
+Staging *pooled(uint64_t size, cl_context ctx)
 {
   std::lock_guard<std::mutex> lock(g_pool_mu);
   for (size_t i = 0; i < g_pool.size(); ++i) {
     Staging *s = g_pool[i];
-    if (s->capacity >= size && s->capacity / 2 <= size) {
+    if (s->pin.ctx == ctx && s->capacity >= size && s->capacity / 2 <= size) {
       g_pool[i] = g_pool.back();
       g_pool.pop_back();
       g_pool_bytes -= s->capacity;
@@ -46,11 +47,46 @@ Staging *pooled(uint64_t size)
   return nullptr;
 }
 
+// Page-locked staging: NVIDIA's OpenCL copies pageable memory through a
+// buffer of its own, page-locked memory straight to the device.
+Staging *pin_block(uint64_t size, const Pinning &pin)
+{
+  cl_int err = CL_SUCCESS;
+  cl_mem m = clCreateBuffer(pin.ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                            size, nullptr, &err);
+  if (m == nullptr)
+    return nullptr;
+  void *p = clEnqueueMapBuffer(pin.q, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                               size, 0, nullptr, nullptr, &err);
+  if (p == nullptr) {
+    clReleaseMemObject(m);
+    return nullptr;
+  }
+  Staging *s = new (std::nothrow) Staging;
+  if (s == nullptr) {
+    clEnqueueUnmapMemObject(pin.q, m, p, 0, nullptr, nullptr);
+    clReleaseMemObject(m);
+    return nullptr;
+  }
+  clRetainContext(pin.ctx);
+  clRetainCommandQueue(pin.q);
+  s->capacity = size;
+  s->bytes = static_cast<uint8_t *>(p);
+  s->pinned = m;
+  s->pin = pin;
+  return s;
+}
+
 } // namespace
 
-Staging *Staging::create(uint64_t size, int refs)
+Staging *Staging::create(uint64_t size, int refs, const Pinning *pin)
 {
-  Staging *s = size >= kPoolMin ? pooled(size) : nullptr;
+  if (size < kPoolMin)
+    pin = nullptr;
+  Staging *s =
+      size >= kPoolMin ? pooled(size, pin ? pin->ctx : nullptr) : nullptr;
+  if (s == nullptr && pin != nullptr)
+    s = pin_block(size, *pin);
   if (s == nullptr) {
     if (size > SIZE_MAX - sizeof(Staging))
       return nullptr;
@@ -59,6 +95,7 @@ Staging *Staging::create(uint64_t size, int refs)
       return nullptr;
     s = new (mem) Staging;
     s->capacity = size;
+    s->bytes = reinterpret_cast<uint8_t *>(s + 1);
   }
   s->refs.store(refs, std::memory_order_relaxed);
   s->size = size;
@@ -76,6 +113,14 @@ void Staging::unref()
       g_pool_bytes += capacity;
       return;
     }
+  }
+  if (pinned != nullptr) {
+    clEnqueueUnmapMemObject(pin.q, pinned, bytes, 0, nullptr, nullptr);
+    clReleaseMemObject(pinned);
+    clReleaseCommandQueue(pin.q);
+    clReleaseContext(pin.ctx);
+    delete this;
+    return;
   }
   this->~Staging();
   free(this);

@@ -52,12 +52,24 @@ constexpr uint64_t kBlockingMax = 64u << 10;
 // frees it.
 struct Whole; // migrate.cc
 
+// Where a platform's staging may live in page-locked memory: a buffer of
+// `ctx` made with CL_MEM_ALLOC_HOST_PTR and mapped on `q` for good.
+struct Pinning {
+  cl_context ctx;
+  cl_command_queue q;
+};
+
 struct Staging {
   std::atomic<int> refs;
   uint64_t size;
-  uint64_t capacity; // bytes allocated after the header
-  uint8_t *data() { return reinterpret_cast<uint8_t *>(this + 1); }
-  static Staging *create(uint64_t size, int refs);
+  uint64_t capacity; // bytes at `bytes`
+  uint8_t *bytes;    // after the header, or the mapping of `pinned`
+  cl_mem pinned = nullptr;
+  Pinning pin{nullptr, nullptr}; // pinned's (both retained)
+  uint8_t *data() { return bytes; }
+  // pin: page-locked memory of that context if possible, for sizes where it
+  // pays (Platform::pin_staging).
+  static Staging *create(uint64_t size, int refs, const Pinning *pin = nullptr);
   void unref();
 };
 
@@ -414,12 +426,15 @@ private:
   // The session's private in-order queue on q's device, made on first use
   // (command reader only).
   cl_command_queue transfer_queue(const Queue &q, cl_int &err);
+  // Where q's large transfers are staged: pinned memory of q's context,
+  // mapped on the transfer queue, or nullptr (the heap).  Command reader.
+  const Pinning *pinning(const Queue &q);
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
                  size_t body_len, const void *payload, uint64_t payload_len);
   struct PushState;
   void send_push(const PushState &p, Staging *st, cl_int status);
-  bool push_now(const Decoded &d, Queue &q, Mem &src, Mem *size,
-                const Whole &w, Staging *st);
+  bool push_now(const Decoded &d, Queue &q, Mem &src, Mem *size, const Whole &w,
+                Staging *st);
 
   const Devices &devs_;
   const SessionId id_;
@@ -490,6 +505,7 @@ private:
   // Everything below belongs to the command reader thread alone.
   std::vector<cl_context> contexts_; // per platform, created on first use
   std::vector<cl_command_queue> transfer_; // per device, see transfer_queue
+  std::vector<Pinning> pins_;              // per platform, see pinning
   std::unordered_map<uint64_t, Queue> queues_;
   std::unordered_map<uint64_t, Mem> mems_;
   std::unordered_map<uint64_t, Program> programs_;

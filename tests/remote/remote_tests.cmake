@@ -120,7 +120,8 @@ if(ENABLE_HOST_CPU_DEVICES)
   # 7. One context over several servers of its own (and a local device):
   #    migrations server to server, dependencies across servers, content size.
   #    cut: the same with random cuts of the client's connections to one server.
-  foreach(mode two three mixed cut)
+  #    nvidia: two servers on the paths they take over NVIDIA's OpenCL.
+  foreach(mode two three mixed cut nvidia)
     add_test(NAME remote/multi_server_${mode}
       COMMAND "${REMOTE_TESTS_DIR}/test_multi_server.sh"
               "${FIXTURE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"

@@ -5,6 +5,9 @@
 #      three: three servers, the first serving two devices (same-server
 #             migrations go through the native runtime);
 #      mixed: the local pthread device beside one server;
+#      nvidia: two servers taking the paths they take on NVIDIA's OpenCL (a
+#             waiter thread, pinned staging; doc/pocld.md), which their logs
+#             must show;
 #      cut:   two servers, the client's connections to the first through
 #             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
 #             migrations between the servers are under way: the client resumes its
@@ -35,6 +38,8 @@ trap 'echo "$name: FAIL: interrupted"; exit 1' INT TERM
 
 case $mode in
   two|cut) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0") ;;
+  nvidia) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
+          export POCLD_COMPLETION=wait POCLD_STAGING=pinned POCLD_LOG_LEVEL=debug ;;
   three) served=("pthread pthread" "pthread" "pthread")
          devices="remote remote remote remote"; params=("0/0" "0/1" "1/0" "2/0") ;;
   mixed) served=("pthread"); devices="remote pthread"; params=("0/0") ;;
@@ -87,6 +92,14 @@ if [[ $mode == cut && $rc == 0 ]]; then
     echo "$name: FAIL: only $cuts cuts"
     exit 1
   fi
+fi
+if [[ $mode == nvidia && $rc == 0 ]]; then
+  for s in "${states[@]}"; do
+    if ! grep -q "staging in pinned memory" "${s%.state}.log"; then
+      echo "$name: FAIL: ${s%.state}.log shows no pinned staging"
+      exit 1
+    fi
+  done
 fi
 if [[ $rc != 0 ]]; then
   [[ $mode == cut ]] && tail -n 20 "$plog"
