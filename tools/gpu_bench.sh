@@ -4,7 +4,7 @@
 # there are two, both on GPU 0 otherwise), the example, the API and
 # multi-server tests and the benchmark through the remote devices (no-op,
 # chain, bandwidth, server-to-server migrations), matmul natively against
-# one and two remote GPUs, plus the three native probes whose figures
+# one and two remote GPUs, plus the four native probes whose figures
 # doc/benchmarks.md quotes.  One device call reproduces them.
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> tools/gpu_bench.sh [ITERATIONS]
 # Env: BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL (the vendor
@@ -28,6 +28,7 @@ cc -O2 -o "$bin/bench" "$repo/tools/bench/remote_bench.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/completion_probe" "$repo/tools/bench/completion_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/arg_info_probe" "$repo/tools/bench/arg_info_probe.c" -lOpenCL
 cc -O2 -o "$bin/chain_probe" "$repo/tools/bench/chain_probe.c" -lOpenCL -lpthread
+cc -O2 -o "$bin/small_transfer_probe" "$repo/tools/bench/small_transfer_probe.c" -lOpenCL
 cc -O2 -o "$bin/vecadd" "$repo/examples/remote/vecadd.c" -lOpenCL
 cc -O2 -o "$bin/matmul" "$repo/examples/remote/matmul.c" -lOpenCL
 for t in api_buffers api_events api_programs multi_server; do
@@ -40,6 +41,7 @@ echo "== native NVIDIA: completion notice and argument-info builds"
 OCL_ICD_FILENAMES=$nv "$bin/completion_probe"
 OCL_ICD_FILENAMES=$nv "$bin/arg_info_probe"
 OCL_ICD_FILENAMES=$nv "$bin/chain_probe"
+OCL_ICD_FILENAMES=$nv "$bin/small_transfer_probe"
 
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 second_gpu=$((gpus > 1 ? 1 : 0))
