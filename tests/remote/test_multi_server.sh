@@ -7,7 +7,8 @@
 #      mixed: the local pthread device beside one server;
 #      nvidia: two servers taking the paths they take on NVIDIA's OpenCL (a
 #             waiter thread, pinned staging; doc/pocld.md), which their logs
-#             must show;
+#             must show, and the client's and the servers' readers polling
+#             before they block as on machines of more than two CPUs;
 #      cut:   two servers, the client's connections to the first through
 #             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
 #             migrations between the servers are under way: the client resumes its
@@ -39,7 +40,8 @@ trap 'echo "$name: FAIL: interrupted"; exit 1' INT TERM
 case $mode in
   two|cut) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0") ;;
   nvidia) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
-          export POCLD_COMPLETION=wait POCLD_STAGING=pinned POCLD_LOG_LEVEL=debug ;;
+          export POCLD_COMPLETION=wait POCLD_STAGING=pinned POCLD_LOG_LEVEL=debug
+          export POCLD_SPIN_US=100 POCL_REMOTE_SPIN_US=50 ;;
   three) served=("pthread pthread" "pthread" "pthread")
          devices="remote remote remote remote"; params=("0/0" "0/1" "1/0" "2/0") ;;
   mixed) served=("pthread"); devices="remote pthread"; params=("0/0") ;;

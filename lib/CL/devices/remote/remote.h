@@ -19,7 +19,8 @@
 /* Buckets of the in-flight command table; a power of two.  */
 #define REMOTE_EVENT_BUCKETS 1024
 #define REMOTE_FOREIGN_IDS 4
-/* Default spin before blocking on a completion, machines of > 2 CPUs.  */
+/* Default spin before blocking on a completion, machines of > 2 CPUs
+   (pocl_remote_spin_ns).  */
 #define REMOTE_SPIN_US 50
 
 typedef struct remote_request remote_request;
@@ -216,6 +217,21 @@ static inline int
 pocl_remote_dead (const remote_server *s)
 {
   return __atomic_load_n (&s->dead, __ATOMIC_ACQUIRE);
+}
+/* How long a thread about to block on a completion polls first, the
+   application's waiting for it and the command socket's reader: with the
+   completion about one round trip away, it saves them their wake-ups.
+   POCL_REMOTE_SPIN_US; 0 on two CPUs or fewer, where the spinner would take
+   the CPU that the other threads and pocld need.  */
+uint64_t pocl_remote_spin_ns (void);
+static inline void
+pocl_remote_pause (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause ();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
 }
 
 /* remote_commands.c: 0, -1 (connection lost) or -2 (not supported) */

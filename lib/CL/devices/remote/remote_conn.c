@@ -65,11 +65,51 @@ read_full (int fd, struct pocl_remote_tls *tls, void *buf, size_t n)
 typedef struct rbuf
 {
   int fd;
+  int spin;      /* poll before blocking (recv_spin) */
   int io_failed; /* the socket broke (not the server's messages) */
   struct pocl_remote_tls *tls;
   size_t start, end;
   char data[RBUF_SIZE];
 } rbuf;
+
+uint64_t
+pocl_remote_spin_ns (void)
+{
+  /* computed once; threads racing on the first call compute the same */
+  static int64_t cached = -1;
+  int64_t ns = __atomic_load_n (&cached, __ATOMIC_RELAXED);
+  if (ns < 0)
+    {
+      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+      ns = 1000
+           * (int64_t)pocl_get_int_option ("POCL_REMOTE_SPIN_US",
+                                           cpus > 2 ? REMOTE_SPIN_US : 0);
+      __atomic_store_n (&cached, ns, __ATOMIC_RELAXED);
+    }
+  return (uint64_t)ns;
+}
+
+/* recv, after polling the socket for up to pocl_remote_spin_ns: the next
+   completion is often less than that away (the application's next
+   command, a migration), and then costs this thread no wake-up.  */
+static ssize_t
+recv_spin (int fd, void *buf, size_t n)
+{
+  uint64_t ns = pocl_remote_spin_ns ();
+  if (ns > 0)
+    {
+      uint64_t end = pocl_gettimemono_ns () + ns;
+      do
+        {
+          ssize_t r = recv (fd, buf, n, MSG_DONTWAIT);
+          if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return r;
+          pocl_remote_pause ();
+        }
+      while (pocl_gettimemono_ns () < end);
+    }
+  return recv (fd, buf, n, 0);
+}
 
 static int
 rb_read (rbuf *rb, void *dst, uint64_t n)
@@ -88,7 +128,8 @@ rb_read (rbuf *rb, void *dst, uint64_t n)
       if (n >= RBUF_SIZE / 2)
         return (rb->io_failed = read_full (rb->fd, rb->tls, d, n));
       ssize_t r = rb->tls ? pocl_remote_tls_read (rb->tls, rb->data, RBUF_SIZE)
-                          : recv (rb->fd, rb->data, RBUF_SIZE, 0);
+                  : rb->spin ? recv_spin (rb->fd, rb->data, RBUF_SIZE)
+                             : recv (rb->fd, rb->data, RBUF_SIZE, 0);
       if (r < 0 && errno == EINTR)
         continue;
       if (r <= 0)
@@ -643,6 +684,9 @@ reader_thread (void *p)
     {
       rb->fd = data_socket ? s->data_fd : s->cmd_fd;
       rb->tls = data_socket ? s->data_tls : s->cmd_tls;
+      /* completions come on the command socket; the data socket's reader
+         mostly takes bulk data */
+      rb->spin = !data_socket;
       rb->io_failed = 0;
       rb->start = rb->end = 0;
     }

@@ -393,27 +393,6 @@ pocl_remote_flush (cl_device_id device, cl_command_queue cq)
 {
 }
 
-/* How long a waiting application thread polls before it sleeps: with a
-   completion about one round trip away, this saves the reader thread's
-   wake-up of the waiter.  POCL_REMOTE_SPIN_US; pointless on two cores,
-   where the spinner would take the CPU the reader and pocld need.  */
-static uint64_t
-spin_ns (void)
-{
-  /* computed once; threads racing on the first call compute the same */
-  static int64_t cached = -1;
-  int64_t ns = __atomic_load_n (&cached, __ATOMIC_RELAXED);
-  if (ns < 0)
-    {
-      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-      ns = 1000
-           * (int64_t)pocl_get_int_option ("POCL_REMOTE_SPIN_US",
-                                           cpus > 2 ? REMOTE_SPIN_US : 0);
-      __atomic_store_n (&cached, ns, __ATOMIC_RELAXED);
-    }
-  return (uint64_t)ns;
-}
-
 static int
 queue_busy (const void *cq)
 {
@@ -429,22 +408,18 @@ event_pending (const void *e)
          > CL_COMPLETE;
 }
 
-/* Polls until pending(obj) is false or the spin time is up.  */
+/* Polls until pending(obj) is false or the spin time is up: the reader
+   thread, polling its socket meanwhile, completes the command without a
+   wake-up of this thread.  */
 static void
 spin_while (int (*pending) (const void *), const void *obj)
 {
-  uint64_t ns = spin_ns ();
+  uint64_t ns = pocl_remote_spin_ns ();
   if (ns == 0)
     return;
   uint64_t end = pocl_gettimemono_ns () + ns;
   while (pending (obj) && pocl_gettimemono_ns () < end)
-    {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause ();
-#elif defined(__aarch64__)
-      __asm__ __volatile__("yield");
-#endif
-    }
+    pocl_remote_pause ();
 }
 
 static void
