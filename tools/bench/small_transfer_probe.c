@@ -1,14 +1,51 @@
 /* small_transfer_probe.c - how long a native OpenCL runtime takes to read
    and to write 4 bytes of a buffer, by three means: a blocking call, a
    non-blocking one flushed and waited for with clWaitForEvents, and one
-   flushed and polled.  pocld's migrations of small buffers use the fastest
-   (doc/benchmarks.md).  Runs on the first device of the first platform.  */
+   flushed and polled; then a blocking read right after a kernel on another
+   queue wrote the buffer, as a migration's source reads it; and, with two
+   devices, the native counterpart of remote_bench's 4-byte migration.
+   pocld's migrations of small buffers use the fastest means
+   (doc/benchmarks.md).  Runs on the first platform.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include "probe.h"
 #include <stdlib.h>
 
 #define ITERS 2000
+
+static const char *touch_src
+    = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
+
+/* Median microseconds of a 4-byte read on q right after `touch` ran on
+   q2 (finished): the buffer comes back from the kernel's queue.  With q2
+   on another device: a migration there by clEnqueueMigrateMemObjects, as
+   remote_bench measures it, each way in turn.  */
+static double
+after_kernel (cl_command_queue q, cl_command_queue q2, cl_kernel touch,
+              cl_mem b, int migrate, double *t)
+{
+  size_t one = 1;
+  int v, i;
+  for (i = -100; i < ITERS; ++i)
+    {
+      cl_command_queue from = migrate && (i & 1) ? q : q2;
+      cl_command_queue to = from == q ? q2 : q;
+      if (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
+                                  NULL)
+          || clFinish (from))
+        return -1;
+      double t0 = now_us ();
+      if (migrate ? clEnqueueMigrateMemObjects (to, 1, &b, 0, 0, NULL, NULL)
+                        || clFinish (to)
+                  : clEnqueueReadBuffer (to, b, CL_TRUE, 0, 4, &v, 0, NULL,
+                                         NULL))
+        return -1;
+      if (i >= 0)
+        t[i] = now_us () - t0;
+    }
+  qsort (t, ITERS, sizeof (double), cmp_double);
+  return t[ITERS / 2];
+}
 
 enum how
 {
@@ -49,14 +86,24 @@ main (void)
   static const char *names[3]
       = { "blocking call", "flush + clWaitForEvents", "flush + polling" };
   cl_platform_id p;
-  cl_device_id d;
+  cl_device_id ds[2];
+  cl_uint nd = 0;
   cl_int err;
-  if (first_device (&p, &d))
+  if (first_device (&p, &ds[0]))
     return 1;
-  cl_context c = clCreateContext (NULL, 1, &d, NULL, NULL, &err);
+  clGetDeviceIDs (p, CL_DEVICE_TYPE_ALL, 2, ds, &nd);
+  cl_device_id d = ds[0];
+  cl_context c = clCreateContext (NULL, nd, ds, NULL, NULL, &err);
   cl_command_queue q = clCreateCommandQueue (c, d, 0, &err);
+  cl_command_queue q2 = clCreateCommandQueue (c, d, 0, &err);
+  cl_command_queue other
+      = nd > 1 ? clCreateCommandQueue (c, ds[1], 0, &err) : NULL;
   cl_mem b = clCreateBuffer (c, CL_MEM_READ_WRITE, 4, NULL, &err);
-  if (err)
+  cl_program pr = clCreateProgramWithSource (c, 1, &touch_src, NULL, &err);
+  if (err || clBuildProgram (pr, nd, ds, NULL, NULL, NULL))
+    return 1;
+  cl_kernel touch = clCreateKernel (pr, "touch", &err);
+  if (err || clSetKernelArg (touch, 0, sizeof (b), &b))
     return 1;
   double *t = malloc (ITERS * sizeof (double));
   int v = 7, write, how, i;
@@ -76,7 +123,17 @@ main (void)
         printf ("  %-5s %-26s %7.1f (min %.1f)\n", write ? "write" : "read",
                 names[how], t[ITERS / 2], t[0]);
       }
+  printf ("  read  blocking, after a kernel on another queue %7.1f\n",
+          after_kernel (q, q2, touch, b, 0, t));
+  if (other != NULL)
+    printf ("  migration between the two devices, one way     %7.1f\n",
+            after_kernel (q, other, touch, b, 1, t));
   free (t);
+  clReleaseKernel (touch);
+  clReleaseProgram (pr);
+  if (other != NULL)
+    clReleaseCommandQueue (other);
+  clReleaseCommandQueue (q2);
   clReleaseMemObject (b);
   clReleaseCommandQueue (q);
   clReleaseContext (c);
