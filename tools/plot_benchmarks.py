@@ -28,11 +28,15 @@ def main():
     labels = {"0afe65d": "write behind a user event",
               "1ac330b": "write on arrival",
               "29f42c0": "streamed in 4 MiB chunks",
-              "ddc04c0": "and client transfers in parts"}
+              "ddc04c0": "and client transfers in parts",
+              "dd7480a": "and pinned staging"}
     for commit, label in labels.items():
         gbps = [s / float(r[commit]) / 1e3 for s, r in zip(sizes, mig)]
         a.plot(sizes, gbps, marker="o", label=f"{label} ({commit})")
-    a.axhline(4.7, color="grey", linestyle="--", label="loopback TCP, one stream")
+    a.axhline(4.7, color="grey", linestyle="--",
+              label="loopback TCP, one stream (iperf-like)")
+    a.axhline(3.0, color="grey", linestyle=":",
+              label="loopback TCP, 64 MiB buffer to 64 MiB buffer")
     a.set_xscale("log", base=2)
     a.set_xlabel("buffer size (bytes)")
     a.set_ylabel("GB/s")
