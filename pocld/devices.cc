@@ -319,25 +319,16 @@ std::string platform_string(cl_platform_id p, cl_platform_info param)
   return s;
 }
 
-// Platform::wait_completion: NVIDIA's unless POCLD_COMPLETION says.
-bool wait_completion(cl_platform_id p)
+// True for NVIDIA's platform, unless the environment variable `var` is `on`
+// (true) or `off` (false): Platform::wait_completion (POCLD_COMPLETION) and
+// Platform::pin_staging (POCLD_STAGING).
+bool nvidia_unless(cl_platform_id p, const char *var, const char *on,
+                   const char *off)
 {
-  const char *env = getenv("POCLD_COMPLETION");
-  if (env != nullptr && strcmp(env, "callback") == 0)
+  const char *env = getenv(var);
+  if (env != nullptr && strcmp(env, off) == 0)
     return false;
-  if (env != nullptr && strcmp(env, "wait") == 0)
-    return true;
-  return platform_string(p, CL_PLATFORM_VENDOR).find("NVIDIA") !=
-         std::string::npos;
-}
-
-// Platform::pin_staging: NVIDIA's unless POCLD_STAGING says.
-bool pin_staging(cl_platform_id p)
-{
-  const char *env = getenv("POCLD_STAGING");
-  if (env != nullptr && strcmp(env, "pageable") == 0)
-    return false;
-  if (env != nullptr && strcmp(env, "pinned") == 0)
+  if (env != nullptr && strcmp(env, on) == 0)
     return true;
   return platform_string(p, CL_PLATFORM_VENDOR).find("NVIDIA") !=
          std::string::npos;
@@ -426,12 +417,13 @@ Devices discover_devices(const char *sid, bool verbose,
                                   g_probe_called[d.platforms.size()]);
     if (learnt != nullptr)
       learnt->push_back({key, p.silent_failures});
-    p.wait_completion = wait_completion(pid);
+    p.wait_completion =
+        nvidia_unless(pid, "POCLD_COMPLETION", "wait", "callback");
     if (p.wait_completion)
       POCLD_LOG(info, sid,
                 "platform %zu: completions noticed by waiting, not callbacks",
                 d.platforms.size());
-    p.pin_staging = pin_staging(pid);
+    p.pin_staging = nvidia_unless(pid, "POCLD_STAGING", "pinned", "pageable");
     if (p.pin_staging)
       POCLD_LOG(info, sid,
                 "platform %zu: large transfers staged in pinned memory",
