@@ -393,19 +393,29 @@ pocl_remote_flush (cl_device_id device, cl_command_queue cq)
 {
 }
 
+/* The spin's tests read what PoCL changes under the object's lock, so
+   they take it too, without waiting: a lock held elsewhere counts as not
+   done yet (TSan reported the lock-free read as a race).  */
 static int
-queue_busy (const void *cq)
+queue_busy (const void *p)
 {
-  return __atomic_load_n (&((cl_command_queue)cq)->command_count,
-                          __ATOMIC_ACQUIRE)
-         > 0;
+  cl_command_queue cq = (cl_command_queue)p;
+  if (pthread_mutex_trylock (&cq->pocl_lock))
+    return 1;
+  int busy = cq->command_count > 0;
+  POCL_UNLOCK_OBJ (cq);
+  return busy;
 }
 
 static int
-event_pending (const void *e)
+event_pending (const void *p)
 {
-  return __atomic_load_n (&((cl_event)e)->status, __ATOMIC_ACQUIRE)
-         > CL_COMPLETE;
+  cl_event e = (cl_event)p;
+  if (pthread_mutex_trylock (&e->pocl_lock))
+    return 1;
+  int pending = e->status > CL_COMPLETE;
+  POCL_UNLOCK_OBJ (e);
+  return pending;
 }
 
 /* Polls until pending(obj) is false or the spin time is up: the reader
