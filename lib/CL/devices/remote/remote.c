@@ -642,10 +642,11 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
       = queue->properties
         & (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   cq.device = d->server_device;
-  queue->data = calloc (1, sizeof (pthread_cond_t));
-  if (queue->data == NULL)
+  remote_queue *rq = calloc (1, sizeof (remote_queue));
+  if (rq == NULL)
     return CL_OUT_OF_HOST_MEMORY;
-  pthread_cond_init ((pthread_cond_t *)queue->data, NULL);
+  pthread_cond_init (&rq->idle_cond, NULL);
+  queue->data = rq;
   /* Asynchronous: clCreateContext creates its default queues under PoCL's
      global context lock, which the reader thread takes when a completion
      frees the last command of a released context (clReleaseContext always
@@ -666,7 +667,7 @@ pocl_remote_free_queue (cl_device_id device, cl_command_queue queue)
                     NULL, 0);
   if (queue->data)
     {
-      pthread_cond_destroy ((pthread_cond_t *)queue->data);
+      pthread_cond_destroy (&((remote_queue *)queue->data)->idle_cond);
       POCL_MEM_FREE (queue->data);
     }
   return CL_SUCCESS;

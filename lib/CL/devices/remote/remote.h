@@ -26,6 +26,15 @@
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;
 
+/* A command queue's driver data (cl_command_queue->data).  */
+typedef struct remote_queue
+{
+  pthread_cond_t idle_cond; /* clFinish waiters */
+  /* times the queue became idle (atomic): what a waiting thread's spin
+     reads, since PoCL changes command_count under the queue's lock */
+  unsigned idle_count;
+} remote_queue;
+
 /* A sent message kept for a resume until the server acknowledges it
    (doc/reconnect.md): header, then `copied` bytes (body and the payload
    pieces that were copied), then `nref` pieces of application memory that
@@ -140,6 +149,9 @@ struct remote_event
   remote_server *wait_server;
   remote_event *hash_next;
   pthread_cond_t cond; /* clWaitForEvents waiters */
+  /* set (atomically) once PoCL finished the event: what a waiting thread's
+     spin reads, since PoCL writes the status under the event's lock */
+  unsigned finished;
   /* set after the command went out: later commands may then name it as a
      SAME_SERVER dependency (atomic: read by other threads' submits) */
   int sent;

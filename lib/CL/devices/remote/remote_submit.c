@@ -393,67 +393,52 @@ pocl_remote_flush (cl_device_id device, cl_command_queue cq)
 {
 }
 
-/* The spin's tests read what PoCL changes under the object's lock, so
-   they take it too, without waiting: a lock held elsewhere counts as not
-   done yet (TSan reported the lock-free read as a race).  */
-static int
-queue_busy (const void *p)
-{
-  cl_command_queue cq = (cl_command_queue)p;
-  if (pthread_mutex_trylock (&cq->pocl_lock))
-    return 1;
-  int busy = cq->command_count > 0;
-  POCL_UNLOCK_OBJ (cq);
-  return busy;
-}
-
-static int
-event_pending (const void *p)
-{
-  cl_event e = (cl_event)p;
-  if (pthread_mutex_trylock (&e->pocl_lock))
-    return 1;
-  int pending = e->status > CL_COMPLETE;
-  POCL_UNLOCK_OBJ (e);
-  return pending;
-}
-
-/* Polls until pending(obj) is false or the spin time is up: the reader
-   thread, polling its socket meanwhile, completes the command without a
-   wake-up of this thread.  */
+/* Polls until *word differs from `seen` or the spin time is up: the
+   reader thread, polling its socket meanwhile, completes the command
+   without a wake-up of this thread.  */
 static void
-spin_while (int (*pending) (const void *), const void *obj)
+spin_while_unchanged (const unsigned *word, unsigned seen)
 {
   uint64_t ns = pocl_remote_spin_ns ();
   if (ns == 0)
     return;
   uint64_t end = pocl_gettimemono_ns () + ns;
-  while (pending (obj) && pocl_gettimemono_ns () < end)
+  while (__atomic_load_n (word, __ATOMIC_ACQUIRE) == seen
+         && pocl_gettimemono_ns () < end)
     pocl_remote_pause ();
 }
 
 static void
 pocl_remote_join (cl_device_id device, cl_command_queue cq)
 {
-  spin_while (queue_busy, cq);
+  remote_queue *rq = (remote_queue *)cq->data;
   POCL_LOCK_OBJ (cq);
+  if (cq->command_count > 0)
+    {
+      unsigned seen = __atomic_load_n (&rq->idle_count, __ATOMIC_ACQUIRE);
+      POCL_UNLOCK_OBJ (cq);
+      spin_while_unchanged (&rq->idle_count, seen);
+      POCL_LOCK_OBJ (cq);
+    }
   while (cq->command_count > 0)
-    POCL_WAIT_COND (*(pthread_cond_t *)cq->data, cq->pocl_lock);
+    POCL_WAIT_COND (rq->idle_cond, cq->pocl_lock);
   POCL_UNLOCK_OBJ (cq);
 }
 
 static void
 pocl_remote_notify_cmdq_finished (cl_command_queue cq)
 {
+  remote_queue *rq = (remote_queue *)cq->data;
+  __atomic_add_fetch (&rq->idle_count, 1, __ATOMIC_RELEASE);
   /* several user threads may wait on one queue */
-  POCL_BROADCAST_COND (*(pthread_cond_t *)cq->data);
+  POCL_BROADCAST_COND (rq->idle_cond);
 }
 
 static void
 pocl_remote_wait_event (cl_device_id device, cl_event event)
 {
   remote_event *re = (remote_event *)event->data;
-  spin_while (event_pending, event);
+  spin_while_unchanged (&re->finished, 0);
   POCL_LOCK_OBJ (event);
   while (event->status > CL_COMPLETE)
     POCL_WAIT_COND (re->cond, event->pocl_lock);
@@ -465,7 +450,10 @@ pocl_remote_notify_event_finished (cl_event event)
 {
   remote_event *re = (remote_event *)event->data;
   if (re)
-    POCL_BROADCAST_COND (re->cond);
+    {
+      __atomic_store_n (&re->finished, 1, __ATOMIC_RELEASE);
+      POCL_BROADCAST_COND (re->cond);
+    }
 }
 
 static void
