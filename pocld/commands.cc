@@ -122,7 +122,7 @@ bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
                         bool in_parts, F enqueue)
 {
   const bool on_data = c.flags & POCL_RCMD_DATA_ON_DATA_SOCKET;
-  Staging *st = Staging::create(size, on_data ? 2 : 1, pinning(q));
+  Staging *st = Staging::create(size, on_data ? 2 : 1, pinning(q, size));
   if (st == nullptr)
     return fail_write(id, c, size, CL_OUT_OF_HOST_MEMORY);
   if (!on_data) {
@@ -233,7 +233,7 @@ bool Session::read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size)
 {
   const pocl_remote_mem_cmd &c = d.mem;
   const uint64_t id = d.hdr.id, n = c.data_size;
-  Staging *st = Staging::create(n + (size ? 8 : 0), 1, pinning(q));
+  Staging *st = Staging::create(n + (size ? 8 : 0), 1, pinning(q, n));
   if (st == nullptr) {
     complete_now(id, CL_OUT_OF_HOST_MEMORY);
     return true;
@@ -580,8 +580,8 @@ bool Session::mem_command(const Decoded &d)
     }
     if (type == POCL_RMSG_READ && c.data_size >= POCL_REMOTE_READ_STREAM_MIN)
       return read_stream(d, *q, *src, size);
-    Staging *st =
-        Staging::create(c.data_size + (size ? 16 : 0), 1, pinning(*q));
+    Staging *st = Staging::create(c.data_size + (size ? 16 : 0), 1,
+                                  pinning(*q, c.data_size));
     if (st == nullptr)
       return fail(CL_OUT_OF_HOST_MEMORY);
     st->size = c.data_size;

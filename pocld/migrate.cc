@@ -87,18 +87,16 @@ cl_command_queue Session::transfer_queue(const Queue &q, cl_int &err)
   return tq;
 }
 
-const Pinning *Session::pinning(const Queue &q)
+const Pinning *Session::pinning(const Queue &q, uint64_t size)
 {
-  if (!devs_.platforms[q.platform].pin_staging)
+  if (size < kStagingLarge || !devs_.platforms[q.platform].pin_staging)
     return nullptr;
   if (pins_.size() < devs_.platforms.size())
     pins_.resize(devs_.platforms.size(), Pinning{nullptr, nullptr});
   Pinning &pin = pins_[q.platform];
   cl_int err = CL_SUCCESS;
-  if (pin.q == nullptr && (pin.q = transfer_queue(q, err)) != nullptr) {
+  if (pin.q == nullptr && (pin.q = transfer_queue(q, err)) != nullptr)
     pin.ctx = contexts_[q.platform];
-    LOG_DEBUG(sid_, "platform %u: staging in pinned memory", q.platform);
-  }
   return pin.q != nullptr ? &pin : nullptr;
 }
 
@@ -121,7 +119,7 @@ bool Session::push(const Decoded &d)
   cl_int err = check_migration(c, q, src, c.src_size_id, size, w);
   Staging *st = nullptr;
   if (err == CL_SUCCESS &&
-      (st = Staging::create(c.size + 8, 1, pinning(*q))) == nullptr)
+      (st = Staging::create(c.size + 8, 1, pinning(*q, c.size))) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;
   if (err != CL_SUCCESS) {
     LOG_WARN(sid_, "PUSH %llu to peer %u refused: %d", (unsigned long long)id,
@@ -336,7 +334,7 @@ bool Session::migrate_in(const Decoded &d)
   Staging *st = nullptr;
   cl_event ue = nullptr;
   if (err == CL_SUCCESS &&
-      (st = Staging::create(c.size + 8, 2, pinning(*q))) == nullptr)
+      (st = Staging::create(c.size + 8, 2, pinning(*q, c.size))) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;
   if (err == CL_SUCCESS &&
       (ue = clCreateUserEvent(contexts_[q->platform], &err)) == nullptr) {
@@ -420,7 +418,7 @@ bool Session::copy_content(const Decoded &d, Queue &q, Mem &src, Mem &dst,
   cl_int err = CL_SUCCESS;
   if (size.size < 8 || !add_ok(2 * n, 8, total) || n > total)
     err = CL_INVALID_MEM_OBJECT;
-  else if ((st = Staging::create(total, 1, pinning(q))) == nullptr)
+  else if ((st = Staging::create(total, 1, pinning(q, total))) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;
   else if ((ue = clCreateUserEvent(contexts_[q.platform], &err)) == nullptr) {
     st->unref();

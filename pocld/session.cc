@@ -18,10 +18,9 @@ namespace pocld {
 
 namespace {
 
-// Large staging blocks are kept for reuse, process-wide: a fresh one costs
-// a page fault and the zeroing of every 4 KiB page, which cut bulk transfer
-// rates by a third.  Blocks of at least kPoolMin, up to kPoolMax in all.
-constexpr uint64_t kPoolMin = 1u << 20;
+// Large staging blocks (kStagingLarge) are kept for reuse, process-wide: a
+// fresh one costs a page fault and the zeroing of every 4 KiB page, which
+// cut bulk transfer rates by a third.  Up to kPoolMax in all.
 // 1 GiB: a pool smaller than the largest transfers (256 MiB and its 8-byte
 // content size) frees and faults in that much staging every time (0.56 GB/s
 // for 256 MiB migrations against 1.7 for 64 MiB, H200).
@@ -54,11 +53,16 @@ Staging *pin_block(uint64_t size, const Pinning &pin)
   cl_int err = CL_SUCCESS;
   cl_mem m = clCreateBuffer(pin.ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
                             size, nullptr, &err);
-  if (m == nullptr)
+  if (m == nullptr) {
+    LOG_WARN("-", "%llu bytes of pinned staging refused (%d)",
+             (unsigned long long)size, err);
     return nullptr;
+  }
   void *p = clEnqueueMapBuffer(pin.q, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                size, 0, nullptr, nullptr, &err);
   if (p == nullptr) {
+    LOG_WARN("-", "mapping %llu bytes of pinned staging failed (%d)",
+             (unsigned long long)size, err);
     clReleaseMemObject(m);
     return nullptr;
   }
@@ -74,6 +78,7 @@ Staging *pin_block(uint64_t size, const Pinning &pin)
   s->bytes = static_cast<uint8_t *>(p);
   s->pinned = m;
   s->pin = pin;
+  LOG_DEBUG("-", "pinned %llu bytes of staging", (unsigned long long)size);
   return s;
 }
 
@@ -81,10 +86,8 @@ Staging *pin_block(uint64_t size, const Pinning &pin)
 
 Staging *Staging::create(uint64_t size, int refs, const Pinning *pin)
 {
-  if (size < kPoolMin)
-    pin = nullptr;
   Staging *s =
-      size >= kPoolMin ? pooled(size, pin ? pin->ctx : nullptr) : nullptr;
+      size >= kStagingLarge ? pooled(size, pin ? pin->ctx : nullptr) : nullptr;
   if (s == nullptr && pin != nullptr)
     s = pin_block(size, *pin);
   if (s == nullptr) {
@@ -106,7 +109,7 @@ void Staging::unref()
 {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
     return;
-  if (capacity >= kPoolMin) {
+  if (capacity >= kStagingLarge) {
     std::lock_guard<std::mutex> lock(g_pool_mu);
     if (g_pool_bytes + capacity <= kPoolMax) {
       g_pool.push_back(this);

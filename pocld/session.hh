@@ -42,6 +42,9 @@ constexpr size_t kMaxForeignPending = 65536;
 // (POCL_REMOTE_READ_STREAM_MIN) or PUSH is sent part by part as its native
 // reads finish, so that the network and the device copies overlap.
 constexpr uint64_t kChunk = 4u << 20;
+// Staging of at least this size is pooled, and pinned where the platform
+// wants it (Staging::create).
+constexpr uint64_t kStagingLarge = 1u << 20;
 // A PUSH up to this size may be read with a blocking call (push_now).
 constexpr uint64_t kBlockingMax = 64u << 10;
 
@@ -67,8 +70,8 @@ struct Staging {
   cl_mem pinned = nullptr;
   Pinning pin{nullptr, nullptr}; // pinned's (both retained)
   uint8_t *data() { return bytes; }
-  // pin: page-locked memory of that context if possible, for sizes where it
-  // pays (Platform::pin_staging).
+  // pin: page-locked memory of that context if possible (Session::pinning
+  // gives one only for kStagingLarge and more).
   static Staging *create(uint64_t size, int refs, const Pinning *pin = nullptr);
   void unref();
 };
@@ -426,9 +429,11 @@ private:
   // The session's private in-order queue on q's device, made on first use
   // (command reader only).
   cl_command_queue transfer_queue(const Queue &q, cl_int &err);
-  // Where q's large transfers are staged: pinned memory of q's context,
-  // mapped on the transfer queue, or nullptr (the heap).  Command reader.
-  const Pinning *pinning(const Queue &q);
+  // Where a transfer of `size` bytes on q is staged: pinned memory of q's
+  // context, mapped on the transfer queue, or nullptr (the heap; always
+  // below kStagingLarge, so that small transfers never make the queue).
+  // Command reader.
+  const Pinning *pinning(const Queue &q, uint64_t size);
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
                  size_t body_len, const void *payload, uint64_t payload_len);
   struct PushState;

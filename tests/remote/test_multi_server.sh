@@ -97,7 +97,7 @@ if [[ $mode == cut && $rc == 0 ]]; then
 fi
 if [[ $mode == nvidia && $rc == 0 ]]; then
   for s in "${states[@]}"; do
-    if ! grep -q "staging in pinned memory" "${s%.state}.log"; then
+    if ! grep -q "pinned [0-9]* bytes of staging" "${s%.state}.log"; then
       echo "$name: FAIL: ${s%.state}.log shows no pinned staging"
       exit 1
     fi

@@ -36,5 +36,5 @@ for t in "$events" "$buffers"; do
 done
 covered=$(grep -c "covers [0-9]* commands" "$log")
 [[ $covered -gt 0 ]] || fail "no command went without a native event"
-grep -q "staging in pinned memory" "$log" || fail "no transfer was staged in pinned memory"
+grep -q "pinned [0-9]* bytes of staging" "$log" || fail "no transfer was staged in pinned memory"
 echo "$name: PASS: api_events and api_buffers through the waiter and pinned staging; $covered covers in pocld's log"
