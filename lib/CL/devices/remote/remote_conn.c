@@ -495,19 +495,27 @@ payload_lost (remote_server *s, remote_event *re)
   return -1;
 }
 
+/* Reads a message's body and takes its event out of the table; NULL (the
+   session is lost) if the socket broke or the event is unknown.  */
+static remote_event *
+take_body (remote_server *s, rbuf *rb, const pocl_remote_hdr *h, void *body,
+           size_t size, const char *what)
+{
+  if (rb_read (rb, body, size))
+    return NULL;
+  remote_event *re = pocl_remote_event_take (s, h->id);
+  if (re == NULL)
+    POCL_MSG_ERR ("remote: %s for unknown event %" PRIu64 "\n", what, h->id);
+  return re;
+}
+
 static int
 handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
   pocl_remote_completion c;
-  if (rb_read (rb, &c, sizeof (c)))
-    return -1;
-  remote_event *re = pocl_remote_event_take (s, h->id);
+  remote_event *re = take_body (s, rb, h, &c, sizeof (c), "completion");
   if (re == NULL)
-    {
-      POCL_MSG_ERR ("remote: completion for unknown event %" PRIu64 "\n",
-                    h->id);
-      return -1;
-    }
+    return -1;
 
   if (c.peer_bytes)
     __atomic_fetch_add (&s->peer_bytes, c.peer_bytes, __ATOMIC_RELAXED);
@@ -554,15 +562,9 @@ static int
 handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
   pocl_remote_read_data d;
-  if (rb_read (rb, &d, sizeof (d)))
-    return -1;
-  remote_event *re = pocl_remote_event_take (s, h->id);
+  remote_event *re = take_body (s, rb, h, &d, sizeof (d), "read data");
   if (re == NULL)
-    {
-      POCL_MSG_ERR ("remote: read data for unknown event %" PRIu64 "\n",
-                    h->id);
-      return -1;
-    }
+    return -1;
   uint64_t len = h->payload_size;
   if (re->dst == NULL || re->unpack || d.offset != re->received
       || d.total > re->dst_size || (d.total != re->dst_size && !re->partial)
