@@ -162,6 +162,11 @@ void serve_tls(Session *s, int fd, uint32_t role, const std::string &peer)
       refuse(c, s->sid(), peer.c_str(), "peer index taken", true);
     return;
   }
+  if (role == POCL_REMOTE_ROLE_LANE) {
+    if (!s->attach_lane(c, msg.hello.peer_index))
+      refuse(c, s->sid(), peer.c_str(), "lane taken", true);
+    return;
+  }
   if (role == POCL_REMOTE_ROLE_COMMAND) {
     LOG_INFO(s->sid(), "%s resumes the session", peer.c_str());
     Resume r;
@@ -195,7 +200,7 @@ void control_loop(Session *s, int ctl)
       break;
     }
     // With TLS the listener has read no HELLO: every role goes this way.
-    if (tls_on() && m.role <= POCL_REMOTE_ROLE_PEER) {
+    if (tls_on() && m.role <= POCL_REMOTE_ROLE_LANE) {
       if (++g_tls_handshakes > kMaxTlsHandshakes) {
         --g_tls_handshakes;
         refuse(fd, s->sid(), m.peer, "too many TLS handshakes at once", false);
@@ -212,6 +217,11 @@ void control_loop(Session *s, int ctl)
     if (m.role == POCL_REMOTE_ROLE_PEER) {
       if (!s->attach_peer(fd, m.peer_index))
         refuse(fd, s->sid(), m.peer, "peer index taken", true);
+      continue;
+    }
+    if (m.role == POCL_REMOTE_ROLE_LANE) {
+      if (!s->attach_lane(fd, m.peer_index))
+        refuse(fd, s->sid(), m.peer, "lane taken", true);
       continue;
     }
     if (m.role == POCL_REMOTE_ROLE_COMMAND) {

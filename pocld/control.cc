@@ -110,18 +110,21 @@ const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
   bool has_id = memcmp(h.session_id, zero, sizeof zero) != 0;
   if (h.version != POCL_REMOTE_PROTOCOL_VERSION)
     return "protocol version mismatch";
+  // The data port also takes resumes and lanes.
   const bool resume = role == POCL_REMOTE_ROLE_DATA &&
                       h.role == POCL_REMOTE_ROLE_COMMAND && has_id;
-  if (h.role != role && !resume)
+  const bool lane =
+      role == POCL_REMOTE_ROLE_DATA && h.role == POCL_REMOTE_ROLE_LANE;
+  if (h.role != role && !resume && !lane)
     return "wrong role for this port";
   if (role == POCL_REMOTE_ROLE_COMMAND && has_id)
     return "command socket with a session id (a resume goes to the data port)";
   if (role != POCL_REMOTE_ROLE_COMMAND && !has_id)
     return "unknown session";
-  if (role == POCL_REMOTE_ROLE_PEER
-          ? h.peer_index >= POCL_REMOTE_MAX_PEERS
-          : h.peer_index != 0)
-    return "bad peer index";
+  if (role == POCL_REMOTE_ROLE_PEER ? h.peer_index >= POCL_REMOTE_MAX_PEERS
+      : lane ? h.peer_index < 1 || h.peer_index > POCL_REMOTE_MAX_LANES
+             : h.peer_index != 0)
+    return lane ? "bad lane number" : "bad peer index";
   *answer = false;
   return nullptr;
 }
@@ -146,7 +149,9 @@ const char *starttls_problem(const HelloMsg &m, uint32_t port, bool *answer,
   const SessionId zero{};
   const bool resume = port == POCL_REMOTE_ROLE_DATA &&
                       st.role == POCL_REMOTE_ROLE_COMMAND && route != zero;
-  if (st.role != port && !resume)
+  const bool lane =
+      port == POCL_REMOTE_ROLE_DATA && st.role == POCL_REMOTE_ROLE_LANE;
+  if (st.role != port && !resume && !lane)
     return "wrong role for this port";
   if (port == POCL_REMOTE_ROLE_COMMAND && route != zero)
     return "command socket with a route (a resume goes to the data port)";

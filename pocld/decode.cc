@@ -259,8 +259,9 @@ bool check_command_header(const pocl_remote_hdr &h, DecodeError &e)
 
 bool check_data_header(const pocl_remote_hdr &h, DecodeError &e)
 {
-  if (h.type != POCL_RMSG_DATA || h.body_size != 0)
-    return e.fail("data socket: message type %u body %u, expected DATA",
+  if (POCL_RMSG_TYPE_OF(h.type) != POCL_RMSG_DATA || h.body_size != 0 ||
+      POCL_RMSG_LANE_COUNT(h.type) > POCL_REMOTE_MAX_LANES)
+    return e.fail("data socket: message type %#x body %u, expected DATA",
                   h.type, h.body_size);
   return true;
 }

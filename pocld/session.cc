@@ -1,6 +1,7 @@
 // session.cc - session lifecycle, the two socket readers and dispatch.
 #include "session.hh"
 
+#include "lanes.hh"
 #include "log.hh"
 
 #include <algorithm>
@@ -145,6 +146,50 @@ Session::~Session()
     close(cmd_.fd);
   if (data_.fd >= 0)
     close(data_.fd);
+  close_lanes();
+}
+
+void Session::close_lanes()
+{
+  for (Conn &l : lanes_)
+    if (l.fd >= 0) {
+      tls_free(l.tls);
+      close(std::exchange(l.fd, -1));
+      l.tls = nullptr;
+    }
+}
+
+bool Session::lane_streams(Conn data, unsigned lanes, Conn *streams)
+{
+  streams[0] = data;
+  for (unsigned k = 1; k <= lanes; ++k)
+    if ((streams[k] = lanes_[k - 1]).fd < 0)
+      return false;
+  return true;
+}
+
+unsigned Session::lanes_up() const
+{
+  unsigned n = 0;
+  while (n < lanes_.size() && lanes_[n].fd >= 0)
+    ++n;
+  return n;
+}
+
+bool Session::attach_lane(Conn c, uint32_t number)
+{
+  std::lock_guard<std::mutex> lock(data_.mu);
+  if (lanes_closed_ || number < 1 || number > lanes_.size() ||
+      lanes_[number - 1].fd >= 0)
+    return false;
+  // Before it is published: a striped send (which holds data_.mu) must not
+  // put stripes ahead of the reply.
+  if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
+                        static_cast<uint32_t>(devs_.devices.size())))
+    return false;
+  lanes_[number - 1] = c;
+  LOG_INFO(sid_, "lane %u attached", number);
+  return true;
 }
 
 void Session::shutdown_sockets()
@@ -186,8 +231,18 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
     }
   }
   int fd = c.fd.load();
-  if (fd < 0 ||
-      send_msg(Conn(fd, c.tls), type, id, body, body_len, payload, payload_len))
+  if (fd < 0)
+    return;
+  // Replayed messages (above) carry their payload inline: the log has the
+  // plain type.
+  Conn streams[POCL_REMOTE_MAX_LANES + 1];
+  const unsigned lanes =
+      &c == &data_ && payload_len >= POCL_REMOTE_STRIPE_MIN ? lanes_up() : 0;
+  if (lanes > 0 && lane_streams(Conn(fd, c.tls), lanes, streams)
+          ? send_striped(streams, lanes + 1, type, id, body, body_len,
+                         static_cast<const uint8_t *>(payload), payload_len)
+          : send_msg(Conn(fd, c.tls), type, id, body, body_len, payload,
+                     payload_len))
     return;
   // A client that is gone or stopped reading (SO_SNDTIMEO): it may resume.
   LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
@@ -349,10 +404,14 @@ void Session::detach()
     data_cv_.notify_all();
     data_cv_.wait(lock, [&] { return !data_running_; });
   }
-  // Closed only now: the data reader used it until it ended.
+  // Closed only now: the data reader used them until it ended.
   if (fd >= 0) {
     tls_free(tls);
     close(fd);
+  }
+  {
+    std::lock_guard<std::mutex> lock(data_.mu);
+    close_lanes();
   }
   LOG_INFO(sid_, "the client's connection broke; keeping the session for "
                  "%d ms",
@@ -497,6 +556,11 @@ bool Session::attach_data(Conn c)
   data_cv_.notify_all();
   data_cv_.wait(lock, [&] { return !data_running_; });
   data_stop_ = false;
+  {
+    // The old connection's: the client opens new ones after this socket.
+    std::lock_guard<std::mutex> dlock(data_.mu);
+    close_lanes();
+  }
   if (old >= 0) {
     tls_free(old_tls);
     close(old);
@@ -526,6 +590,29 @@ void Session::fail_slot(DataSlot &s)
     s.staging->unref();
 }
 
+// A striped DATA: its stripes land in the staging, and the bytes in without
+// a gap go to the command reader as they grow.  in: those bytes at the end.
+bool Session::recv_striped(const Conn *streams, unsigned count,
+                           const DataSlot &s, uint64_t &in)
+{
+  uint64_t stripes[POCL_REMOTE_MAX_LANES + 1] = {};
+  const bool report = s.staging != nullptr;
+  const bool ok =
+      stripe_recv(streams, count, s.staging ? s.staging->data() : nullptr,
+                  s.size, [&](unsigned k, uint64_t done) {
+                    std::lock_guard<std::mutex> lock(mu_);
+                    stripes[k] = done;
+                    if (report) {
+                      arriving_id_ = s.id;
+                      arrived_ = stripe_prefix(stripes, count, s.size);
+                      arrived_cv_.notify_one();
+                    }
+                  });
+  std::lock_guard<std::mutex> lock(mu_);
+  in = stripe_prefix(stripes, count, s.size);
+  return ok;
+}
+
 void Session::run_data()
 {
   // Under the lock: detach() takes the TLS state away under it.
@@ -545,6 +632,7 @@ void Session::run_data()
       fatal_ = true;
       break;
     }
+    const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
     // The command reader registers the slot when it handles the WRITE*;
     // DATA can overtake it since the sockets are independent.
     DataSlot s;
@@ -569,11 +657,29 @@ void Session::run_data()
       fatal_ = true;
       break;
     }
+    // A first sending may come in stripes (never one sent again after a
+    // break: the slot is fresh).
+    Conn streams[POCL_REMOTE_MAX_LANES + 1];
+    if (lanes > 0) {
+      std::unique_lock<std::mutex> lock(data_.mu);
+      if (!lane_streams(c, lanes, streams) || s.in != 0 || s.ue != nullptr) {
+        lock.unlock();
+        LOG_ERR(sid_,
+                "DATA for event %llu in stripes over %u lanes, which "
+                "this session does not have, or sent again so",
+                (unsigned long long)s.id, lanes);
+        fail_slot(s);
+        std::lock_guard<std::mutex> mlock(mu_);
+        fatal_ = true;
+        break;
+      }
+    }
     // In parts, each reported to the command reader, which writes it to
     // the device while the next one comes in.  After a break the client
     // sends all the bytes again: those already in are skipped.
-    bool ok = recv_discard(c, s.in);
     uint64_t in = s.in;
+    bool ok = lanes > 0 ? recv_striped(streams, lanes + 1, s, in)
+                        : recv_discard(c, s.in);
     while (ok && in < s.size) {
       uint64_t len = std::min(kChunk, s.size - in);
       ok = s.staging ? recv_exact(c, s.staging->data() + in, len)
@@ -630,6 +736,11 @@ void Session::teardown()
     std::unique_lock<std::mutex> lock(mu_);
     data_cv_.wait(lock,
                   [&] { return !data_running_ && peers_running_ == 0; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(data_.mu);
+    lanes_closed_ = true;
+    close_lanes();
   }
   // Fail what can never happen now, so that every native command finishes.
   for (DataSlot &s : data_slots_)

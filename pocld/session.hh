@@ -290,6 +290,9 @@ public:
   // closing.
   bool attach_data(Conn c);
   void run_data();
+  // Attaches lane `number` (sends HELLO_REPLY on it); false if it is taken
+  // or the session is closing.
+  bool attach_lane(Conn c, uint32_t number);
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader; false if the index is taken or the session is closing.
   bool attach_peer(Conn c, uint32_t index);
@@ -448,6 +451,19 @@ private:
   // Once a data socket was attached, Sock::Data messages are counted and
   // logged on it, also while the client is away.
   std::atomic<bool> has_data_{false};
+  // Lanes by number - 1 (pocl_remote_protocol.h), guarded by data_.mu,
+  // which striped sends hold throughout; closed with the data socket once
+  // the data reader, which receives on them, has ended.
+  std::array<Conn, POCL_REMOTE_MAX_LANES> lanes_;
+  bool lanes_closed_ = false; // teardown: no more lanes; also data_.mu
+  // Under data_.mu: streams[0] = data, streams[k] = lane k for k <= lanes;
+  // false if one of those lanes is not attached.
+  bool lane_streams(Conn data, unsigned lanes, Conn *streams);
+  // Under data_.mu: the number of lanes attached from lane 1 on.
+  unsigned lanes_up() const;
+  void close_lanes();
+  bool recv_striped(const Conn *streams, unsigned count, const DataSlot &s,
+                    uint64_t &in);
   // Client messages handled per socket (counting as in HELLO), and the
   // counts last acknowledged.  [0]: command reader; [1]: data reader.
   std::atomic<uint64_t> seen_[2] = {{0}, {0}};

@@ -142,22 +142,13 @@ MsgReader::Status MsgReader::next(Msg &m)
   return Status::Ok;
 }
 
-bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
-              size_t body_len, const void *payload, uint64_t payload_len)
+bool send_iov(Conn c, iovec *iov, int count)
 {
-  pocl_remote_hdr h;
-  h.type = type;
-  h.body_size = static_cast<uint32_t>(body_len);
-  h.payload_size = payload_len;
-  h.id = id;
-  iovec iov[3] = {{&h, sizeof h},
-                  {const_cast<void *>(body), body_len},
-                  {const_cast<void *>(payload), payload_len}};
   if (c.tls)
-    return tls_send(c.tls, iov, payload_len ? 3 : 2);
+    return tls_send(c.tls, iov, count);
   msghdr mh{};
   mh.msg_iov = iov;
-  mh.msg_iovlen = payload_len ? 3 : 2;
+  mh.msg_iovlen = count;
   while (mh.msg_iovlen > 0) {
     ssize_t n = sendmsg(c.fd, &mh, MSG_NOSIGNAL);
     if (n < 0) {
@@ -178,6 +169,20 @@ bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
     }
   }
   return true;
+}
+
+bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
+              size_t body_len, const void *payload, uint64_t payload_len)
+{
+  pocl_remote_hdr h;
+  h.type = type;
+  h.body_size = static_cast<uint32_t>(body_len);
+  h.payload_size = payload_len;
+  h.id = id;
+  iovec iov[3] = {{&h, sizeof h},
+                  {const_cast<void *>(body), body_len},
+                  {const_cast<void *>(payload), payload_len}};
+  return send_iov(c, iov, payload_len ? 3 : 2);
 }
 
 bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],

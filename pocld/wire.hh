@@ -98,6 +98,8 @@ private:
   uint64_t cap_, start_ = 0, end_ = 0;
 };
 
+// All of iov's bytes, continued on partial writes (tls_send with TLS).
+bool send_iov(Conn c, iovec *iov, int count);
 // One message (header, body, payload) with one sendmsg() call, continued on
 // partial writes.  MSG_NOSIGNAL: a dead peer gives an error, not SIGPIPE.
 // On a TLS connection, tls_send.

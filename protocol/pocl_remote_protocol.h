@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 7u
+#define POCL_REMOTE_PROTOCOL_VERSION 8u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -53,6 +53,36 @@ extern "C" {
    overlaps the sending of the one before.  */
 #define POCL_REMOTE_READ_STREAM_MIN (8u << 20)
 #define POCL_REMOTE_READ_PART (4u << 20)
+
+/* Lanes (version 8): up to POCL_REMOTE_MAX_LANES more TCP connections of a
+   session, opened by the client after its data socket (HELLO with
+   ROLE_LANE and the lane's number, 1 to MAX_LANES, in peer_index).  One
+   TCP stream is bound by the one core that copies its bytes; with lanes the
+   payload of a large DATA or READ_DATA is carried by several streams in
+   parallel.  Such a message has type | POCL_RMSG_LANES (n): header and body
+   on the data socket as always, then its payload in stripes of
+   POCL_REMOTE_STRIPE bytes: stripe i on stream i % (n + 1), stream 0 being
+   the data socket and stream k lane k.  A lane carries nothing but such
+   stripes, in the order of the messages on the data socket.  Senders stripe
+   payloads of at least POCL_REMOTE_STRIPE_MIN bytes; a message sent again
+   after a resume carries its payload on the data socket.  */
+#define POCL_REMOTE_MAX_LANES 7u
+#define POCL_REMOTE_STRIPE (1u << 20)
+#define POCL_REMOTE_STRIPE_MIN (2u << 20)
+#define POCL_RMSG_LANES_SHIFT 28
+#define POCL_RMSG_LANES(n) ((uint32_t)(n) << POCL_RMSG_LANES_SHIFT)
+#define POCL_RMSG_TYPE_OF(t) ((t) & ((1u << POCL_RMSG_LANES_SHIFT) - 1))
+#define POCL_RMSG_LANE_COUNT(t) ((t) >> POCL_RMSG_LANES_SHIFT)
+
+/* The bytes of an n-byte payload striped over `streams` streams that
+   stream k carries.  */
+static inline uint64_t
+pocl_remote_stream_bytes (uint64_t n, unsigned k, unsigned streams)
+{
+  uint64_t stripes = n / POCL_REMOTE_STRIPE, rest = n % POCL_REMOTE_STRIPE;
+  uint64_t whole = stripes / streams + (k < stripes % streams);
+  return whole * POCL_REMOTE_STRIPE + (k == stripes % streams ? rest : 0);
+}
 
 typedef enum pocl_remote_msg_type
 {
@@ -204,12 +234,13 @@ typedef struct pocl_remote_hdr
 #define POCL_REMOTE_ROLE_COMMAND 0u
 #define POCL_REMOTE_ROLE_DATA 1u
 #define POCL_REMOTE_ROLE_PEER 2u
+#define POCL_REMOTE_ROLE_LANE 3u
 typedef struct pocl_remote_hello
 {
   uint32_t magic;
   uint32_t version;
   uint32_t role;
-  uint32_t peer_index; /* ROLE_PEER; 0 otherwise */
+  uint32_t peer_index; /* ROLE_PEER; the lane's number for ROLE_LANE */
   uint8_t session_id[16];
   uint64_t client_time_ns; /* CLOCK_REALTIME, for clock-offset estimation */
   uint8_t nonce[POCL_REMOTE_NONCE_SIZE];

@@ -22,6 +22,9 @@
 /* Default spin before blocking on a completion, machines of > 2 CPUs
    (pocl_remote_spin_ns).  */
 #define REMOTE_SPIN_US 50
+/* Lanes a connection opens (POCL_REMOTE_LANES) on more than two CPUs: four
+   streams moved about 10 GB/s over loopback on the H200 host, eight 15.  */
+#define REMOTE_LANES 3
 
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;
@@ -83,6 +86,12 @@ typedef struct remote_server
   /* TLS state of each socket; NULL on a plain connection */
   struct pocl_remote_tls *cmd_tls;
   struct pocl_remote_tls *data_tls;
+  /* Lanes (remote_lanes.c): lane k is lane_fd[k - 1]; `lanes` of them are
+     up (atomic), published one by one by the opener thread, and closed by
+     a resume once no reader (the opener included) runs.  */
+  int lane_fd[POCL_REMOTE_MAX_LANES];
+  struct pocl_remote_tls *lane_tls[POCL_REMOTE_MAX_LANES];
+  unsigned lanes;
   uint8_t session_id[16];
   uint32_t num_devices;
   /* server CLOCK_REALTIME ns minus client monotonic ns */
@@ -282,11 +291,30 @@ int pocl_remote_connect (const char *host, uint16_t port, int timeout_ms);
 long pocl_remote_client_key (char *key);
 cl_int pocl_remote_handshake (remote_server *s, int fd,
                               struct pocl_remote_tls *tls, uint32_t role,
-                              const uint8_t *session_id, const uint64_t *seen,
-                              const char *key, size_t key_len,
-                              pocl_remote_hello_reply *out, uint64_t *t0,
-                              uint64_t *t1);
+                              uint32_t lane, const uint8_t *session_id,
+                              const uint64_t *seen, const char *key,
+                              size_t key_len, pocl_remote_hello_reply *out,
+                              uint64_t *t0, uint64_t *t1);
 int pocl_remote_start_readers (remote_server *s);
+int pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
+                           size_t n);
+
+/* remote_lanes.c */
+unsigned pocl_remote_lanes_wanted (void);
+/* Opens the lanes in the background (a reader, as far as a resume is
+   concerned).  */
+void pocl_remote_start_lanes (remote_server *s);
+void pocl_remote_shutdown_lanes (remote_server *s);
+void pocl_remote_close_lanes (remote_server *s);
+/* The stripes of an n-byte payload whose header went out on the data
+   socket (under data_send_lock), over it and lanes 1..lanes.  */
+int pocl_remote_stripes_send (remote_server *s, unsigned lanes,
+                              const void *base, uint64_t n);
+/* Receives them; stream0 reads the data socket's (its reader's buffer).  */
+int pocl_remote_stripes_recv (remote_server *s, unsigned lanes, void *dst,
+                              uint64_t n,
+                              int (*stream0) (void *, void *, uint64_t),
+                              void *arg);
 
 /* remote_resume.c */
 int pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,

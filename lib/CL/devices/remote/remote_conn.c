@@ -59,6 +59,13 @@ read_full (int fd, struct pocl_remote_tls *tls, void *buf, size_t n)
   return 0;
 }
 
+int
+pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
+                       size_t n)
+{
+  return read_full (fd, tls, buf, n);
+}
+
 /* A reader thread's receive buffer: one recv() usually brings in a whole
    message, or several.  Large payloads bypass it and land in place.  */
 #define RBUF_SIZE (64 << 10)
@@ -67,6 +74,7 @@ typedef struct rbuf
   int fd;
   int spin;      /* poll before blocking (recv_spin) */
   int io_failed; /* the socket broke (not the server's messages) */
+  unsigned lanes; /* the current message's payload is striped over these */
   struct pocl_remote_tls *tls;
   size_t start, end;
   char data[RBUF_SIZE];
@@ -137,6 +145,23 @@ rb_read (rbuf *rb, void *dst, uint64_t n)
       rb->start = 0;
       rb->end = (size_t)r;
     }
+}
+
+static int
+rb_read_cb (void *rb, void *dst, uint64_t n)
+{
+  return rb_read ((rbuf *)rb, dst, n);
+}
+
+/* The current message's payload (or n bytes of it), striped or not.  */
+static int
+rb_payload (remote_server *s, rbuf *rb, void *dst, uint64_t n)
+{
+  if (rb->lanes == 0)
+    return rb_read (rb, dst, n);
+  if (pocl_remote_stripes_recv (s, rb->lanes, dst, n, rb_read_cb, rb))
+    return (rb->io_failed = -1);
+  return 0;
 }
 
 /* Reads and drops n bytes: a payload nobody wants.  */
@@ -230,11 +255,26 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   pocl_remote_log_trim (log, __atomic_load_n (&s->acked[data_socket],
                                               __ATOMIC_ACQUIRE));
   int r = pocl_remote_log_append (log, iov, n, stable);
+  /* A large payload in one piece goes in stripes over the lanes, if up;
+     the log keeps the plain type: sent again, it comes inline.  */
+  unsigned lanes = data_socket && total >= POCL_REMOTE_STRIPE_MIN
+                           && iov[n - 1].iov_len == total
+                       ? __atomic_load_n (&s->lanes, __ATOMIC_ACQUIRE)
+                       : 0;
   /* A failed write is the reader's to notice: the message is logged, and
      the reconnect sends it again.  */
   if (r == 0 && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
-    pocl_remote_send_iov (data_socket ? s->data_fd : s->cmd_fd,
-                          data_socket ? s->data_tls : s->cmd_tls, iov, n);
+    {
+      if (lanes == 0)
+        pocl_remote_send_iov (data_socket ? s->data_fd : s->cmd_fd,
+                              data_socket ? s->data_tls : s->cmd_tls, iov, n);
+      else
+        {
+          h.type |= POCL_RMSG_LANES (lanes);
+          if (pocl_remote_send_iov (s->data_fd, s->data_tls, iov, n - 1) == 0)
+            pocl_remote_stripes_send (s, lanes, iov[n - 1].iov_base, total);
+        }
+    }
   pthread_mutex_unlock (lock);
   __atomic_fetch_add (&s->bytes_sent, sizeof (h) + body_size + total,
                       __ATOMIC_RELAXED);
@@ -536,7 +576,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
       if (re->unpack)
         {
           char *tmp = malloc (h->payload_size);
-          if (tmp == NULL || rb_read (rb, tmp, h->payload_size))
+          if (tmp == NULL || rb_payload (s, rb, tmp, h->payload_size))
             {
               free (tmp);
               return payload_lost (s, re);
@@ -544,7 +584,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
           unpack_rect (re->dst, tmp, re);
           free (tmp);
         }
-      else if (rb_read (rb, re->dst, h->payload_size))
+      else if (rb_payload (s, rb, re->dst, h->payload_size))
         return payload_lost (s, re);
     }
   else if (re->dst != NULL && c.status == CL_COMPLETE
@@ -577,7 +617,7 @@ handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
       return fail_taken (s, re);
     }
   /* a part cut short comes again after a resume */
-  if (rb_read (rb, (char *)re->dst + d.offset, len))
+  if (rb_payload (s, rb, (char *)re->dst + d.offset, len))
     return payload_lost (s, re);
   re->received += len;
   re->total = d.total;
@@ -690,6 +730,7 @@ reader_thread (void *p)
          mostly takes bulk data */
       rb->spin = !data_socket;
       rb->io_failed = 0;
+      rb->lanes = 0;
       rb->start = rb->end = 0;
     }
 
@@ -698,6 +739,18 @@ reader_thread (void *p)
       pocl_remote_hdr h;
       if (rb_read (rb, &h, sizeof (h)))
         break;
+      rb->lanes = POCL_RMSG_LANE_COUNT (h.type);
+      h.type = POCL_RMSG_TYPE_OF (h.type);
+      if (rb->lanes
+          && (!data_socket || rb->lanes > POCL_REMOTE_MAX_LANES
+              || (h.type != POCL_RMSG_COMPLETION
+                  && h.type != POCL_RMSG_READ_DATA)))
+        {
+          POCL_MSG_ERR ("remote: message type %u striped over %u lanes "
+                        "from %s:%u\n",
+                        h.type, rb->lanes, s->host, s->port);
+          break;
+        }
       if (pocl_remote_body_size (h.type) != (int64_t)h.body_size)
         {
           POCL_MSG_ERR ("remote: bad message type %u / body %u from %s:%u\n",
@@ -811,6 +864,7 @@ pocl_remote_server_lost (remote_server *s)
   /* wake the other reader */
   shutdown (s->cmd_fd, SHUT_RDWR);
   shutdown (s->data_fd, SHUT_RDWR);
+  pocl_remote_shutdown_lanes (s);
 
   pocl_remote_set_available (s, CL_FALSE);
 
@@ -944,7 +998,7 @@ pocl_remote_client_key (char *key)
    without one, a server that requires one is refused.  */
 cl_int
 pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
-                       uint32_t role, const uint8_t *session_id,
+                       uint32_t role, uint32_t lane, const uint8_t *session_id,
                        const uint64_t *seen, const char *key, size_t key_len,
                        pocl_remote_hello_reply *out, uint64_t *t0,
                        uint64_t *t1)
@@ -958,6 +1012,7 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
   hello.magic = POCL_REMOTE_MAGIC;
   hello.version = POCL_REMOTE_PROTOCOL_VERSION;
   hello.role = role;
+  hello.peer_index = lane;
   if (session_id)
     memcpy (hello.session_id, session_id, 16);
   if (seen)
@@ -1077,7 +1132,7 @@ server_connect (remote_server *s)
              == NULL)
     return CL_DEVICE_NOT_AVAILABLE;
   err = pocl_remote_handshake (s, s->cmd_fd, s->cmd_tls,
-                               POCL_REMOTE_ROLE_COMMAND, NULL, NULL, key,
+                               POCL_REMOTE_ROLE_COMMAND, 0, NULL, NULL, key,
                                (size_t)key_len, &rep, &t0, &t1);
   if (err != CL_SUCCESS)
     return err;
@@ -1098,8 +1153,8 @@ server_connect (remote_server *s)
              == NULL)
     return CL_DEVICE_NOT_AVAILABLE;
   err = pocl_remote_handshake (s, s->data_fd, s->data_tls,
-                               POCL_REMOTE_ROLE_DATA, s->session_id, NULL, key,
-                               (size_t)key_len, &rep, &u0, &u1);
+                               POCL_REMOTE_ROLE_DATA, 0, s->session_id, NULL,
+                               key, (size_t)key_len, &rep, &u0, &u1);
   memset (key, 0, sizeof (key));
   if (err != CL_SUCCESS)
     return err;
@@ -1107,6 +1162,7 @@ server_connect (remote_server *s)
   s->pid = getpid ();
   if (pocl_remote_start_readers (s))
     return CL_OUT_OF_HOST_MEMORY;
+  pocl_remote_start_lanes (s);
   POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
                        s->port, s->num_devices);
   return CL_SUCCESS;

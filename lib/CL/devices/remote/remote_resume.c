@@ -179,9 +179,9 @@ resume (remote_server *s, const char *key, size_t key_len)
       close (cmd);
       return 1;
     }
-  cl_int err = pocl_remote_handshake (s, cmd, cmd_tls,
-                                      POCL_REMOTE_ROLE_COMMAND, s->session_id,
-                                      seen, key, key_len, &rep, &t0, &t1);
+  cl_int err = pocl_remote_handshake (
+      s, cmd, cmd_tls, POCL_REMOTE_ROLE_COMMAND, 0, s->session_id, seen, key,
+      key_len, &rep, &t0, &t1);
   if (err != CL_SUCCESS)
     {
       pocl_remote_tls_destroy (cmd_tls);
@@ -199,7 +199,7 @@ resume (remote_server *s, const char *key, size_t key_len)
                   data, s->host, data_port, POCL_REMOTE_ROLE_DATA,
                   s->session_id, (int)timeout_ms))
                  == NULL)
-      || pocl_remote_handshake (s, data, data_tls, POCL_REMOTE_ROLE_DATA,
+      || pocl_remote_handshake (s, data, data_tls, POCL_REMOTE_ROLE_DATA, 0,
                                 s->session_id, NULL, key, key_len, &drep, &t0,
                                 &t1)
              != CL_SUCCESS)
@@ -228,6 +228,7 @@ resume (remote_server *s, const char *key, size_t key_len)
       pocl_remote_tls_destroy (s->data_tls);
       close (s->cmd_fd);
       close (s->data_fd);
+      pocl_remote_close_lanes (s);
       s->cmd_fd = cmd;
       s->data_fd = data;
       s->cmd_tls = cmd_tls;
@@ -270,6 +271,7 @@ resume (remote_server *s, const char *key, size_t key_len)
     }
   if (r)
     return r;
+  pocl_remote_start_lanes (s);
   POCL_MSG_PRINT_INFO ("remote: resumed the session with %s:%u: it had %" PRIu64
                        " + %" PRIu64 " of our messages, we re-sent %" PRIu64
                        " + %" PRIu64 "\n",
@@ -332,6 +334,7 @@ pocl_remote_connection_broken (remote_server *s)
                  s->host, s->port);
   shutdown (s->cmd_fd, SHUT_RDWR);
   shutdown (s->data_fd, SHUT_RDWR);
+  pocl_remote_shutdown_lanes (s);
   pthread_attr_t attr;
   pthread_attr_init (&attr);
   pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);

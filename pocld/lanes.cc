@@ -1,0 +1,99 @@
+// lanes.cc - payloads striped over the data socket and a session's lanes.
+// One TCP stream moves about 3.5 GB/s from and to memory on the H200 host,
+// four about 10 (doc/benchmarks.md): the copies in and out of the kernel are
+// bound by the one core that makes them.
+#include "lanes.hh"
+
+#include <algorithm>
+#include <atomic>
+#include <sys/socket.h>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace pocld {
+namespace {
+
+constexpr uint64_t kStripe = POCL_REMOTE_STRIPE;
+
+// move(k) moves stream k's stripes.  A stream that cannot have a thread
+// goes after stream 0, in the caller's: the peer's streams are independent,
+// so that only delays it.
+template <class F>
+bool fork_streams(const Conn *streams, unsigned count, F move)
+{
+  std::atomic<bool> ok{true};
+  auto run = [&](unsigned k) {
+    if (!move(k) && ok.exchange(false))
+      for (unsigned j = 0; j < count; ++j)
+        shutdown(streams[j].fd, SHUT_RDWR);
+  };
+  std::vector<std::thread> threads;
+  unsigned k = 1;
+  try {
+    threads.reserve(count - 1);
+    for (; k < count; ++k)
+      threads.emplace_back(run, k);
+  } catch (const std::exception &) {
+  }
+  run(0);
+  for (unsigned j = k; j < count; ++j)
+    run(j);
+  for (std::thread &t : threads)
+    t.join();
+  return ok;
+}
+
+} // namespace
+
+bool stripe_send(const Conn *streams, unsigned count, const uint8_t *base,
+                 uint64_t n)
+{
+  return fork_streams(streams, count, [&](unsigned k) {
+    for (uint64_t off = k * kStripe; off < n; off += count * kStripe) {
+      iovec iov{const_cast<uint8_t *>(base) + off, std::min(kStripe, n - off)};
+      if (!send_iov(streams[k], &iov, 1))
+        return false;
+    }
+    return true;
+  });
+}
+
+bool send_striped(const Conn *streams, unsigned count, uint32_t type,
+                  uint64_t id, const void *body, size_t body_len,
+                  const uint8_t *payload, uint64_t n)
+{
+  pocl_remote_hdr h{type | POCL_RMSG_LANES(count - 1),
+                    static_cast<uint32_t>(body_len), n, id};
+  iovec iov[2] = {{&h, sizeof h}, {const_cast<void *>(body), body_len}};
+  return send_iov(streams[0], iov, body_len ? 2 : 1) &&
+         stripe_send(streams, count, payload, n);
+}
+
+bool stripe_recv(const Conn *streams, unsigned count, uint8_t *base, uint64_t n,
+                 const std::function<void(unsigned, uint64_t)> &done)
+{
+  return fork_streams(streams, count, [&](unsigned k) {
+    uint64_t stripes = 0;
+    for (uint64_t off = k * kStripe; off < n; off += count * kStripe) {
+      uint64_t len = std::min(kStripe, n - off);
+      if (!(base ? recv_exact(streams[k], base + off, len)
+                 : recv_discard(streams[k], len)))
+        return false;
+      if (done)
+        done(k, ++stripes);
+    }
+    return true;
+  });
+}
+
+uint64_t stripe_prefix(const uint64_t *stripes, unsigned count, uint64_t n)
+{
+  // Stream k's first missing stripe is stripe k + stripes[k] * count.
+  uint64_t first = stripes[0] * count;
+  for (unsigned k = 1; k < count; ++k)
+    first = std::min(first, k + stripes[k] * count);
+  return std::min(n, first * kStripe);
+}
+
+} // namespace pocld

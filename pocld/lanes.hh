@@ -1,0 +1,30 @@
+// lanes.hh - payloads striped over the data socket and a session's lanes
+// (pocl_remote_protocol.h, "Lanes").
+#pragma once
+#include "wire.hh"
+
+#include <functional>
+
+namespace pocld {
+
+// streams[0] is the data socket, streams[k] lane k.  Each function moves
+// every stream's stripes of payload [0, n) at base, one thread per lane
+// (the caller takes stream 0), so that each stream's copies have a core of
+// their own.  A stream that fails shuts all of them down: the others would
+// wait on the peer otherwise.  False if any failed.
+bool stripe_send(const Conn *streams, unsigned count, const uint8_t *base,
+                 uint64_t n);
+// One message with its payload striped: header (type | POCL_RMSG_LANES)
+// and body on streams[0], then the stripes.
+bool send_striped(const Conn *streams, unsigned count, uint32_t type,
+                  uint64_t id, const void *body, size_t body_len,
+                  const uint8_t *payload, uint64_t n);
+// base null: the stripes are dropped.  done(k, stripes), from stream k's
+// thread, after each of its stripes.
+bool stripe_recv(const Conn *streams, unsigned count, uint8_t *base, uint64_t n,
+                 const std::function<void(unsigned, uint64_t)> &done);
+// How much of an n-byte payload is in without a gap, given the stripes in
+// per stream.
+uint64_t stripe_prefix(const uint64_t *stripes, unsigned count, uint64_t n);
+
+} // namespace pocld
