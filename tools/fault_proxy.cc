@@ -76,8 +76,12 @@ const char *type_name(uint32_t t)
 
 std::string describe_type(uint32_t t)
 {
-  const char *n = type_name(t);
-  return n ? n : "type " + std::to_string(t);
+  const char *n = type_name (POCL_RMSG_TYPE_OF (t));
+  std::string s = n ? n : "type " + std::to_string (POCL_RMSG_TYPE_OF (t));
+  if (POCL_RMSG_LANE_COUNT (t) > 0)
+    s += " striped over " + std::to_string (POCL_RMSG_LANE_COUNT (t))
+         + " lanes";
+  return s;
 }
 
 enum Part { kHeader, kBody, kPayload, kBoundary, kAnyPart };
@@ -114,6 +118,10 @@ struct Dir {
   Part cut_part = kHeader;
   bool cut_all = false;
   uint64_t msgs = 0;           // complete messages
+  // A lane's stripes have no framing: forwarded as they come, cut only
+  // with every connection (scope=all, SIGUSR1, the control socket).
+  bool raw = false;
+  uint8_t hello[12]; // a first message's magic, version, role
 };
 
 struct Conn {
@@ -216,8 +224,9 @@ uint64_t pick(uint64_t lo, uint64_t hi) // inclusive
 // UINT64_MAX when the message has no such part.
 uint64_t cut_position(const Dir &d, Part part, int64_t offset)
 {
-  const uint64_t h = sizeof(pocl_remote_hdr), b = d.hdr.body_size,
-                 p = d.hdr.payload_size;
+  // p: the payload on this socket (of a striped one, stream 0's stripes).
+  const uint64_t h = sizeof (pocl_remote_hdr), b = d.hdr.body_size,
+                 p = d.len - h - b;
   if (part == kAnyPart) {
     Part parts[3] = {kHeader, kBody, kPayload};
     int n = 1;
@@ -249,9 +258,9 @@ uint64_t cut_position(const Dir &d, Part part, int64_t offset)
 
 bool matches(const Rule &r, const Conn &c, int dir, const pocl_remote_hdr &h)
 {
-  return !r.fired && (r.sock < 0 || r.sock == c.sock) &&
-         (r.dir < 0 || r.dir == dir) && (r.conn == 0 || r.conn == c.id) &&
-         (r.type < 0 || uint32_t(r.type) == h.type);
+  return !r.fired && (r.sock < 0 || r.sock == c.sock)
+         && (r.dir < 0 || r.dir == dir) && (r.conn == 0 || r.conn == c.id)
+         && (r.type < 0 || uint32_t (r.type) == POCL_RMSG_TYPE_OF (h.type));
 }
 
 // The header of a message is complete: decide whether and where to cut it.
@@ -338,6 +347,11 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
   const uint64_t H = sizeof(pocl_remote_hdr);
   size_t i = 0;
   while (i < n) {
+      if (d.raw)
+        {
+          d.pend.insert (d.pend.end (), in + i, in + n);
+          break;
+        }
     if (!d.in_msg) {
       size_t take = std::min<size_t>(H - d.hdr_got, n - i);
       memcpy(d.hdr_buf + d.hdr_got, in + i, take);
@@ -348,7 +362,12 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
       memcpy(&d.hdr, d.hdr_buf, H);
       d.in_msg = true;
       d.pos = 0;
-      uint64_t rest = uint64_t(d.hdr.body_size) + d.hdr.payload_size;
+      // A striped payload: only stream 0's stripes follow on this socket.
+      const uint32_t lanes = POCL_RMSG_LANE_COUNT (d.hdr.type);
+      uint64_t rest = uint64_t (d.hdr.body_size)
+                      + (lanes ? pocl_remote_stream_bytes (d.hdr.payload_size,
+                                                           0, lanes + 1)
+                               : d.hdr.payload_size);
       d.len = rest > UINT64_MAX - H ? UINT64_MAX : H + rest;
       plan_cut(c, dir);
       uint64_t upto = std::min<uint64_t>(H, d.cut_at);
@@ -359,6 +378,10 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
       uint64_t take = std::min<uint64_t>(d.len - d.pos, n - i);
       if (d.cut_at > d.pos && d.cut_at < d.pos + take)
         take = d.cut_at - d.pos;
+      const uint64_t H12 = H + sizeof d.hello;
+      if (d.msgs == 0 && d.pos >= H && d.pos < H12)
+        memcpy (d.hello + (d.pos - H), in + i,
+                std::min<uint64_t> (take, H12 - d.pos));
       d.pend.insert(d.pend.end(), in + i, in + i + take);
       d.pos += take;
       i += take;
@@ -387,7 +410,19 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
     }
     if (d.in_msg && d.pos == d.len) {
       d.in_msg = false;
-      ++d.msgs;
+      // HELLO or STARTTLS of a lane: raw from here on, both ways.
+      uint32_t role;
+      memcpy (&role, d.hello + 8, sizeof role);
+      if (d.msgs++ == 0 && dir == 0 && d.len >= H + sizeof d.hello
+          && (d.hdr.type == POCL_RMSG_HELLO
+              || d.hdr.type == POCL_RMSG_STARTTLS)
+          && role == POCL_REMOTE_ROLE_LANE)
+        {
+          c.d[0].raw = c.d[1].raw = true;
+          if (i < n)
+            d.pend.insert (d.pend.end (), in + i, in + n);
+          break;
+        }
     }
   }
 }

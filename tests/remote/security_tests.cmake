@@ -60,7 +60,11 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
     "random|--seed 7 --random 0.02,sock=any,dir=any,after=60 --min-cuts 100|600"
     "read_data|--cut sock=data,dir=s2c,type=READ_DATA,at=payload,after=1 --cut sock=data,dir=s2c,type=READ_DATA,at=header,after=5 --min-cuts 2|8|3145728"
     "data_parts|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=6000000,after=1 --cut sock=data,dir=c2s,type=DATA,at=payload,offset=10000000,after=3 --min-cuts 2|8|3145728"
-    "random_large|--seed 11 --random 0.05,sock=any,dir=any,after=60 --min-cuts 10|30|3145728")
+    "random_large|--seed 11 --random 0.05,sock=any,dir=any,after=60 --min-cuts 10|30|3145728"
+    "lanes_data|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=2000000,after=1 --min-cuts 1|8|3145728"
+    "lanes_read_data|--cut sock=data,dir=s2c,type=READ_DATA,at=payload,after=1 --min-cuts 1|8|3145728"
+    "lanes_all|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=1000000,after=2,scope=all --min-cuts 1|8|3145728"
+    "lanes_random|--seed 13 --random 0.05,sock=any,dir=any,after=60 --min-cuts 5|30|3145728")
   foreach(entry ${proxy_cuts})
     string(FIND "${entry}" "|" bar)
     string(SUBSTRING "${entry}" 0 ${bar} cut)
@@ -84,8 +88,16 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
       COMMAND "${PROXY_TEST}" proxy_cut_${cut} $<TARGET_FILE:fault_proxy> "${RUN_REMOTE}"
               "${STATE}" "${CMAKE_BINARY_DIR}" "${PROXY_WORK}" ${args}
       -- $<TARGET_FILE:remote_test_connection_cut> ${iterations} ${words})
+    # lanes_*: payloads striped over the data socket and two lanes; the others
+    # without lanes, whose cut offsets count the whole payload.
+    string(REGEX MATCH "^lanes_" lanes "${cut}")
+    set(lanes_env "POCL_REMOTE_LANES=0")
+    if(lanes)
+      set(lanes_env "POCL_REMOTE_LANES=2")
+    endif()
     set_tests_properties(remote/proxy_cut_${cut} PROPERTIES LABELS "remote"
-      FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_cut_${cut}: FAIL")
+      FIXTURES_REQUIRED pocld TIMEOUT 240 FAIL_REGULAR_EXPRESSION "proxy_cut_${cut}: FAIL"
+      ENVIRONMENT "${lanes_env}")
   endforeach()
 
   # The link goes down and comes back, then goes down for good, on a pocld of its own
