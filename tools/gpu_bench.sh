@@ -4,8 +4,9 @@
 # there are two, both on GPU 0 otherwise), the example, the API and
 # multi-server tests and the benchmark through the remote devices (no-op,
 # chain, bandwidth, server-to-server migrations), matmul natively against
-# one and two remote GPUs, plus the four native probes whose figures
-# doc/benchmarks.md quotes.  One device call reproduces them.
+# one and two remote GPUs, plus the four native probes and the loopback TCP
+# streams probe whose figures doc/benchmarks.md quotes.  One device call
+# reproduces them.
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> tools/gpu_bench.sh [ITERATIONS]
 # Env: BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL (the vendor
 # library, default /usr/lib/libnvidia-opencl.so.1), PORT (default 21000),
