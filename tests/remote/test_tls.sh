@@ -87,11 +87,13 @@ served "$work/small.out" 4096
 client "$work/tls.state" "$work/large.out" 262144 POCL_REMOTE_TLS=1 \
   POCL_REMOTE_TLS_CA="$work/test-ca.pem" || fail "TLS client, 1 MiB: $(tail -n 3 "$work/large.out")"
 served "$work/large.out" 262144
-# 3145728 floats: 12 MiB per buffer, written in 4 MiB parts and read as READ_DATA parts.
-client "$work/tls.state" "$work/parts.out" 3145728 POCL_REMOTE_TLS=1 \
+# 3145728 floats: 12 MiB per buffer, written in 4 MiB parts and read as READ_DATA parts,
+# striped over the data socket and two lanes, each a TLS connection of its own.
+client "$work/tls.state" "$work/parts.out" 3145728 POCL_REMOTE_TLS=1 POCL_REMOTE_LANES=2 \
   POCL_REMOTE_TLS_CA="$work/test-ca.pem" || fail "TLS client, 12 MiB: $(tail -n 3 "$work/parts.out")"
 served "$work/parts.out" 3145728
 grep -q "data socket from" "$log" || fail "no data socket in the pocld log"
+grep -q "lane 2 attached" "$log" || fail "no TLS lanes in the pocld log"
 echo "$name: TLS clients served (4096, 262144 and 3145728 elements, bit-exact)"
 
 client "$work/tls.state" "$work/plain.out" 4096; rc=$?
