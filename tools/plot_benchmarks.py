@@ -23,7 +23,29 @@ def rows(name):
 def main():
     mig = rows("h200x2-migrations.csv")
     mm = rows("h200x2-matmul.csv")
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.5))
+    lanes = rows("h200x2-lanes.csv")
+    fig, (c, a, b) = plt.subplots(1, 3, figsize=(18, 4.8))
+
+    xs = range(len(lanes))
+    for k, col in enumerate(["write", "read"]):
+        c.bar([x + (k - 0.5) * 0.35 for x in xs],
+              [float(r[col]) for r in lanes], 0.35, label=f"remote {col}")
+    c.axhline(4.49, color="grey", linestyle="--",
+              label="loopback TCP, one stream (iperf-like)")
+    c.axhline(3.01, color="grey", linestyle=":",
+              label="loopback TCP, 64 MiB to 64 MiB")
+    c.axhline(10.23, color="black", linestyle=":",
+              label="the same over 4 streams")
+    c.axhline(0.8 * 4.49, color="red", linestyle="-", linewidth=0.8,
+              label="target: 80% of one stream")
+    c.set_xticks(list(xs))
+    c.set_xticklabels([r["lanes"] for r in lanes])
+    c.set_xlabel("lanes (POCL_REMOTE_LANES; default 3)")
+    c.set_ylabel("GB/s")
+    c.set_title("64 MiB write / read through one pocld (H200)")
+    c.legend(fontsize=8)
+    c.grid(True, axis="y", alpha=0.3)
+
     sizes = [int(r["bytes"]) for r in mig]
     labels = {"0afe65d": "write behind a user event",
               "1ac330b": "write on arrival",
@@ -58,7 +80,7 @@ def main():
     b.set_title("examples/remote/matmul")
     b.legend(fontsize=8)
     b.grid(True, axis="y", alpha=0.3)
-    fig.suptitle("PoCL-R on nvidia-h200-x2, 2026-11-21")
+    fig.suptitle("PoCL-R on nvidia-h200-x2, 2026-11-21/22")
     fig.tight_layout()
     out = os.path.join(DOC, "benchmarks-h200x2.png")
     fig.savefig(out, dpi=110)
