@@ -296,6 +296,11 @@ cl_int pocl_remote_handshake (remote_server *s, int fd,
                               size_t key_len, pocl_remote_hello_reply *out,
                               uint64_t *t0, uint64_t *t1);
 int pocl_remote_start_readers (remote_server *s);
+/* Starts fn (arg) in a detached thread counted among s's readers, for
+   which a resume waits; each such thread ends with reader_done.  */
+int pocl_remote_start_reader (remote_server *s, void *(*fn) (void *),
+                              void *arg);
+void pocl_remote_reader_done (remote_server *s);
 int pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
                            size_t n);
 

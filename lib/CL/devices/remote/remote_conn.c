@@ -793,11 +793,36 @@ reader_thread (void *p)
     pocl_remote_connection_broken (s);
   else
     pocl_remote_server_lost (s);
+  pocl_remote_reader_done (s);
+  return NULL;
+}
+
+void
+pocl_remote_reader_done (remote_server *s)
+{
   pthread_mutex_lock (&s->table_lock);
   --s->readers;
   pthread_cond_broadcast (&s->reply_cond);
   pthread_mutex_unlock (&s->table_lock);
-  return NULL;
+}
+
+int
+pocl_remote_start_reader (remote_server *s, void *(*fn) (void *), void *arg)
+{
+  /* Detached: a reader ends on its own when the connection does, and
+     nobody waits for it (the application may exit at any time).  */
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_mutex_lock (&s->table_lock);
+  ++s->readers;
+  pthread_mutex_unlock (&s->table_lock);
+  pthread_t t;
+  int r = pthread_create (&t, &attr, fn, arg);
+  pthread_attr_destroy (&attr);
+  if (r)
+    pocl_remote_reader_done (s);
+  return r ? -1 : 0;
 }
 
 /* Starts the two reader threads of s's current sockets.  */
@@ -812,22 +837,8 @@ pocl_remote_start_readers (remote_server *s)
         return -1;
       arg->server = s;
       arg->data_socket = i;
-      /* Detached: a reader ends on its own when the connection does, and
-         nobody waits for it (the application may exit at any time).  */
-      pthread_attr_t attr;
-      pthread_attr_init (&attr);
-      pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-      pthread_mutex_lock (&s->table_lock);
-      ++s->readers;
-      pthread_mutex_unlock (&s->table_lock);
-      pthread_t t;
-      int r = pthread_create (&t, &attr, reader_thread, arg);
-      pthread_attr_destroy (&attr);
-      if (r)
+      if (pocl_remote_start_reader (s, reader_thread, arg))
         {
-          pthread_mutex_lock (&s->table_lock);
-          --s->readers;
-          pthread_mutex_unlock (&s->table_lock);
           free (arg);
           return -1;
         }

@@ -72,32 +72,15 @@ open_lanes (void *p)
   if (k <= want)
     POCL_MSG_WARN ("remote: %u of %u lanes to %s:%u\n", k - 1, want, s->host,
                    s->port);
-  pthread_mutex_lock (&s->table_lock);
-  --s->readers;
-  pthread_cond_broadcast (&s->reply_cond);
-  pthread_mutex_unlock (&s->table_lock);
+  pocl_remote_reader_done (s);
   return NULL;
 }
 
 void
 pocl_remote_start_lanes (remote_server *s)
 {
-  if (pocl_remote_lanes_wanted () == 0)
-    return;
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  pthread_mutex_lock (&s->table_lock);
-  ++s->readers;
-  pthread_mutex_unlock (&s->table_lock);
-  pthread_t t;
-  if (pthread_create (&t, &attr, open_lanes, s))
-    {
-      pthread_mutex_lock (&s->table_lock);
-      --s->readers;
-      pthread_mutex_unlock (&s->table_lock);
-    }
-  pthread_attr_destroy (&attr);
+  if (pocl_remote_lanes_wanted () > 0)
+    pocl_remote_start_reader (s, open_lanes, s);
 }
 
 void
