@@ -127,7 +127,13 @@ void serve_data(Session *s, Conn c, const std::string &peer)
   s->run_data();
 }
 
-// With TLS, a data, peer or resuming command socket that the listener
+void serve_lane(Session *s, Conn c, uint32_t number, const std::string &peer)
+{
+  if (!s->attach_lane(c, number))
+    refuse(c, s->sid(), peer.c_str(), "lane taken", true);
+}
+
+// With TLS, a data, lane, peer or resuming command socket that the listener
 // routed by its STARTTLS (`role`): the TLS handshake, then HELLO and AUTH
 // inside TLS, checked as the listener checks them on a plain connection,
 // and the session id too.
@@ -162,11 +168,8 @@ void serve_tls(Session *s, int fd, uint32_t role, const std::string &peer)
       refuse(c, s->sid(), peer.c_str(), "peer index taken", true);
     return;
   }
-  if (role == POCL_REMOTE_ROLE_LANE) {
-    if (!s->attach_lane(c, msg.hello.peer_index))
-      refuse(c, s->sid(), peer.c_str(), "lane taken", true);
-    return;
-  }
+  if (role == POCL_REMOTE_ROLE_LANE)
+    return serve_lane(s, c, msg.hello.peer_index, peer);
   if (role == POCL_REMOTE_ROLE_COMMAND) {
     LOG_INFO(s->sid(), "%s resumes the session", peer.c_str());
     Resume r;
@@ -220,8 +223,13 @@ void control_loop(Session *s, int ctl)
       continue;
     }
     if (m.role == POCL_REMOTE_ROLE_LANE) {
-      if (!s->attach_lane(fd, m.peer_index))
-        refuse(fd, s->sid(), m.peer, "lane taken", true);
+      // In a thread: attaching waits for a striped send in progress.
+      try {
+        std::thread(serve_lane, s, Conn(fd), m.peer_index, std::string(m.peer))
+            .detach();
+      } catch (const std::system_error &e) {
+        refuse(fd, s->sid(), m.peer, "cannot start a thread", true);
+      }
       continue;
     }
     if (m.role == POCL_REMOTE_ROLE_COMMAND) {

@@ -136,6 +136,7 @@ Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
   snprintf(sid_, sizeof sid_, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
   cmd_.tls = cmd.tls;
   cmd_.fd = cmd.fd;
+  lane_fd_.fill(-1);
   waits_.reserve(64);
 }
 
@@ -151,12 +152,22 @@ Session::~Session()
 
 void Session::close_lanes()
 {
-  for (Conn &l : lanes_)
-    if (l.fd >= 0) {
-      tls_free(l.tls);
-      close(std::exchange(l.fd, -1));
-      l.tls = nullptr;
+  std::lock_guard<std::mutex> lock(lane_fd_mu_);
+  for (size_t k = 0; k < lanes_.size(); ++k)
+    if (lanes_[k].fd >= 0) {
+      tls_free(lanes_[k].tls);
+      close(lanes_[k].fd);
+      lanes_[k] = Conn();
+      lane_fd_[k] = -1;
     }
+}
+
+void Session::shutdown_lanes()
+{
+  std::lock_guard<std::mutex> lock(lane_fd_mu_);
+  for (int fd : lane_fd_)
+    if (fd >= 0)
+      shutdown(fd, SHUT_RDWR);
 }
 
 bool Session::lane_streams(Conn data, unsigned lanes, Conn *streams)
@@ -188,6 +199,10 @@ bool Session::attach_lane(Conn c, uint32_t number)
                         static_cast<uint32_t>(devs_.devices.size())))
     return false;
   lanes_[number - 1] = c;
+  {
+    std::lock_guard<std::mutex> flock(lane_fd_mu_);
+    lane_fd_[number - 1] = c.fd;
+  }
   LOG_INFO(sid_, "lane %u attached", number);
   return true;
 }
@@ -200,6 +215,7 @@ void Session::shutdown_sockets()
   fd = data_.fd.load();
   if (fd >= 0)
     shutdown(fd, SHUT_RDWR);
+  shutdown_lanes();
   for (PeerLink &l : peers_) {
     std::lock_guard<std::mutex> lock(l.mu);
     if (l.fd >= 0)
@@ -257,6 +273,7 @@ void Session::drop_connection()
     if (fd >= 0)
       shutdown(fd, SHUT_RDWR);
   }
+  shutdown_lanes();
 }
 
 void Session::trim(Channel &c, uint64_t seen)
@@ -391,6 +408,8 @@ void Session::detach()
     tls_free(tls);
     close(fd);
   }
+  // First, so that a send blocked on them lets go of data_.mu.
+  drop_connection();
   {
     std::lock_guard<std::mutex> lock(data_.mu);
     fd = data_.fd.exchange(-1);
@@ -545,6 +564,11 @@ bool Session::attach_data(Conn c)
   // break yet): the newest one wins.
   int old;
   pocl_remote_tls *old_tls;
+  // First, so that a send blocked on them lets go of data_.mu.
+  old = data_.fd.load();
+  if (old >= 0)
+    shutdown(old, SHUT_RDWR);
+  shutdown_lanes();
   {
     std::lock_guard<std::mutex> dlock(data_.mu);
     old = data_.fd.exchange(-1);
@@ -596,7 +620,9 @@ bool Session::recv_striped(const Conn *streams, unsigned count,
                            const DataSlot &s, uint64_t &in)
 {
   uint64_t stripes[POCL_REMOTE_MAX_LANES + 1] = {};
-  const bool report = s.staging != nullptr;
+  // Behind a user event (the connection broke before the bytes came), the
+  // rest is written once all are in.
+  const bool report = s.staging != nullptr && s.ue == nullptr;
   const bool ok =
       stripe_recv(streams, count, s.staging ? s.staging->data() : nullptr,
                   s.size, [&](unsigned k, uint64_t done) {
@@ -657,12 +683,12 @@ void Session::run_data()
       fatal_ = true;
       break;
     }
-    // A first sending may come in stripes (never one sent again after a
-    // break: the slot is fresh).
+    // A first sending may come in stripes; one sent again after a cut
+    // inside its bytes never does (the client replays it inline).
     Conn streams[POCL_REMOTE_MAX_LANES + 1];
     if (lanes > 0) {
       std::unique_lock<std::mutex> lock(data_.mu);
-      if (!lane_streams(c, lanes, streams) || s.in != 0 || s.ue != nullptr) {
+      if (!lane_streams(c, lanes, streams) || s.in != 0) {
         lock.unlock();
         LOG_ERR(sid_,
                 "DATA for event %llu in stripes over %u lanes, which "

@@ -456,6 +456,12 @@ private:
   // the data reader, which receives on them, has ended.
   std::array<Conn, POCL_REMOTE_MAX_LANES> lanes_;
   bool lanes_closed_ = false; // teardown: no more lanes; also data_.mu
+  // Their sockets again, for shutdown_lanes, which must not wait for
+  // data_.mu (held by a striped send that may block): a thread blocked on a
+  // lane wakes only so.  Closed under lane_fd_mu_ too.
+  std::mutex lane_fd_mu_;
+  std::array<int, POCL_REMOTE_MAX_LANES> lane_fd_;
+  void shutdown_lanes();
   // Under data_.mu: streams[0] = data, streams[k] = lane k for k <= lanes;
   // false if one of those lanes is not attached.
   bool lane_streams(Conn data, unsigned lanes, Conn *streams);
