@@ -92,6 +92,7 @@ typedef struct remote_server
   int lane_fd[POCL_REMOTE_MAX_LANES];
   struct pocl_remote_tls *lane_tls[POCL_REMOTE_MAX_LANES];
   unsigned lanes;
+  int lane_opening; /* the lane in its handshake, or -1 (atomic) */
   uint8_t session_id[16];
   uint32_t num_devices;
   /* server CLOCK_REALTIME ns minus client monotonic ns */
@@ -296,9 +297,11 @@ cl_int pocl_remote_handshake (remote_server *s, int fd,
                               size_t key_len, pocl_remote_hello_reply *out,
                               uint64_t *t0, uint64_t *t1);
 int pocl_remote_start_readers (remote_server *s);
-/* Starts fn (arg) in a detached thread counted among s's readers, for
-   which a resume waits; each such thread ends with reader_done.  */
-int pocl_remote_start_reader (remote_server *s, void *(*fn) (void *),
+/* s's readers: the threads a resume waits for.  count_reader counts one
+   in, spawn_reader starts it, detached (on failure it is counted out);
+   each such thread ends with reader_done.  */
+void pocl_remote_count_reader (remote_server *s);
+int pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *),
                               void *arg);
 void pocl_remote_reader_done (remote_server *s);
 int pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
@@ -306,9 +309,10 @@ int pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
 
 /* remote_lanes.c */
 unsigned pocl_remote_lanes_wanted (void);
-/* Opens the lanes in the background (a reader, as far as a resume is
-   concerned).  */
-void pocl_remote_start_lanes (remote_server *s);
+/* The lanes are opened in the background by a reader, counted in by
+   lanes_reserve (when any are wanted: 1) and started by lanes_start.  */
+int pocl_remote_lanes_reserve (remote_server *s);
+void pocl_remote_lanes_start (remote_server *s);
 void pocl_remote_shutdown_lanes (remote_server *s);
 void pocl_remote_close_lanes (remote_server *s);
 /* The stripes of an n-byte payload whose header went out on the data

@@ -806,17 +806,22 @@ pocl_remote_reader_done (remote_server *s)
   pthread_mutex_unlock (&s->table_lock);
 }
 
+void
+pocl_remote_count_reader (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  ++s->readers;
+  pthread_mutex_unlock (&s->table_lock);
+}
+
 int
-pocl_remote_start_reader (remote_server *s, void *(*fn) (void *), void *arg)
+pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *), void *arg)
 {
   /* Detached: a reader ends on its own when the connection does, and
      nobody waits for it (the application may exit at any time).  */
   pthread_attr_t attr;
   pthread_attr_init (&attr);
   pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  pthread_mutex_lock (&s->table_lock);
-  ++s->readers;
-  pthread_mutex_unlock (&s->table_lock);
   pthread_t t;
   int r = pthread_create (&t, &attr, fn, arg);
   pthread_attr_destroy (&attr);
@@ -837,7 +842,8 @@ pocl_remote_start_readers (remote_server *s)
         return -1;
       arg->server = s;
       arg->data_socket = i;
-      if (pocl_remote_start_reader (s, reader_thread, arg))
+      pocl_remote_count_reader (s);
+      if (pocl_remote_spawn_reader (s, reader_thread, arg))
         {
           free (arg);
           return -1;
@@ -1171,9 +1177,15 @@ server_connect (remote_server *s)
     return err;
 
   s->pid = getpid ();
+  int lanes = pocl_remote_lanes_reserve (s);
   if (pocl_remote_start_readers (s))
-    return CL_OUT_OF_HOST_MEMORY;
-  pocl_remote_start_lanes (s);
+    {
+      if (lanes)
+        pocl_remote_reader_done (s);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+  if (lanes)
+    pocl_remote_lanes_start (s);
   POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
                        s->port, s->num_devices);
   return CL_SUCCESS;
@@ -1211,7 +1223,7 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
   s->peer_host = strdup (peer_host ? peer_host : host);
   s->peer_port
       = peer_host ? peer_port : (uint16_t)(port + POCL_REMOTE_PEER_PORT_OFFSET);
-  s->cmd_fd = s->data_fd = -1;
+  s->cmd_fd = s->data_fd = s->lane_opening = -1;
   pthread_mutex_init (&s->cmd_send_lock, NULL);
   pthread_mutex_init (&s->data_send_lock, NULL);
   pthread_mutex_init (&s->data_order_lock, NULL);

@@ -50,15 +50,19 @@ open_lanes (void *p)
       int fd = pocl_remote_connect (s->host, port, (int)timeout_ms);
       if (fd < 0)
         break;
-      if ((pocl_remote_tls_wanted ()
-           && (tls = pocl_remote_tls_start (fd, s->host, port,
-                                            POCL_REMOTE_ROLE_LANE,
-                                            s->session_id, (int)timeout_ms))
-                  == NULL)
-          || pocl_remote_handshake (s, fd, tls, POCL_REMOTE_ROLE_LANE, k,
-                                    s->session_id, NULL, key, (size_t)key_len,
-                                    &rep, &t0, &t1)
-                 != CL_SUCCESS)
+      __atomic_store_n (&s->lane_opening, fd, __ATOMIC_RELEASE);
+      int failed
+          = ((pocl_remote_tls_wanted ()
+              && (tls = pocl_remote_tls_start (fd, s->host, port,
+                                               POCL_REMOTE_ROLE_LANE,
+                                               s->session_id, (int)timeout_ms))
+                     == NULL)
+             || pocl_remote_handshake (s, fd, tls, POCL_REMOTE_ROLE_LANE, k,
+                                       s->session_id, NULL, key,
+                                       (size_t)key_len, &rep, &t0, &t1)
+                    != CL_SUCCESS);
+      __atomic_store_n (&s->lane_opening, -1, __ATOMIC_RELEASE);
+      if (failed)
         {
           pocl_remote_tls_destroy (tls);
           close (fd);
@@ -76,19 +80,31 @@ open_lanes (void *p)
   return NULL;
 }
 
-void
-pocl_remote_start_lanes (remote_server *s)
+int
+pocl_remote_lanes_reserve (remote_server *s)
 {
-  if (pocl_remote_lanes_wanted () > 0)
-    pocl_remote_start_reader (s, open_lanes, s);
+  if (pocl_remote_lanes_wanted () == 0)
+    return 0;
+  pocl_remote_count_reader (s);
+  return 1;
+}
+
+void
+pocl_remote_lanes_start (remote_server *s)
+{
+  pocl_remote_spawn_reader (s, open_lanes, s);
 }
 
 void
 pocl_remote_shutdown_lanes (remote_server *s)
 {
   unsigned k, n = __atomic_load_n (&s->lanes, __ATOMIC_ACQUIRE);
+  int opening = __atomic_load_n (&s->lane_opening, __ATOMIC_ACQUIRE);
   for (k = 0; k < n; ++k)
     shutdown (s->lane_fd[k], SHUT_RDWR);
+  /* the opener's handshake would hold a resume up for its timeout */
+  if (opening >= 0)
+    shutdown (opening, SHUT_RDWR);
 }
 
 void

@@ -215,7 +215,7 @@ resume (remote_server *s, const char *key, size_t key_len)
     }
 
   uint64_t sent[2] = { 0, 0 };
-  int r = 0;
+  int r = 0, lanes = 0;
   pthread_mutex_lock (&s->cmd_send_lock);
   pthread_mutex_lock (&s->data_send_lock);
   if (!count_ok (&s->log[0], rep.seen[0]) || !count_ok (&s->log[1], rep.seen[1]))
@@ -243,6 +243,9 @@ resume (remote_server *s, const char *key, size_t key_len)
         r = 1;
       else
         {
+          /* Counted in before a failure can start the next resume, which
+             must wait for it.  */
+          lanes = pocl_remote_lanes_reserve (s);
           __atomic_store_n (&s->down, 0, __ATOMIC_RELEASE);
           /* A new reader that failed before `down` was cleared did not
              start a reconnect: take it over, unless a later failure
@@ -269,9 +272,10 @@ resume (remote_server *s, const char *key, size_t key_len)
       close (data);
       close (cmd);
     }
+  if (lanes)
+    pocl_remote_lanes_start (s);
   if (r)
     return r;
-  pocl_remote_start_lanes (s);
   POCL_MSG_PRINT_INFO ("remote: resumed the session with %s:%u: it had %" PRIu64
                        " + %" PRIu64 " of our messages, we re-sent %" PRIu64
                        " + %" PRIu64 "\n",
