@@ -121,7 +121,7 @@ struct Dir {
   // A lane's stripes have no framing: forwarded as they come, cut only
   // with every connection (scope=all, SIGUSR1, the control socket).
   bool raw = false;
-  uint8_t hello[12]; // a first message's magic, version, role
+  uint8_t hello[12] = {}; // a first message's magic, version, role
 };
 
 struct Conn {
