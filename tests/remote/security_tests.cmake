@@ -61,9 +61,9 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
     "read_data|--cut sock=data,dir=s2c,type=READ_DATA,at=payload,after=1 --cut sock=data,dir=s2c,type=READ_DATA,at=header,after=5 --min-cuts 2|8|3145728"
     "data_parts|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=6000000,after=1 --cut sock=data,dir=c2s,type=DATA,at=payload,offset=10000000,after=3 --min-cuts 2|8|3145728"
     "random_large|--seed 11 --random 0.05,sock=any,dir=any,after=60 --min-cuts 10|30|3145728"
-    "lanes_data|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=2000000,after=1 --min-cuts 1|8|3145728"
-    "lanes_read_data|--cut sock=data,dir=s2c,type=READ_DATA,at=payload,after=1 --min-cuts 1|8|3145728"
-    "lanes_all|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=1000000,after=2,scope=all --min-cuts 1|8|3145728"
+    "lanes_data|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=2000000,after=1 --min-cuts 1 --expect-log cut.*striped.over.2.lanes|8|3145728"
+    "lanes_read_data|--cut sock=data,dir=s2c,type=READ_DATA,at=payload,after=1 --min-cuts 1 --expect-log cut.*striped.over.2.lanes|8|3145728"
+    "lanes_all|--cut sock=data,dir=c2s,type=DATA,at=payload,offset=1000000,after=2,scope=all --min-cuts 1 --expect-log cut.*striped.over.2.lanes|8|3145728"
     "lanes_random|--seed 13 --random 0.05,sock=any,dir=any,after=60 --min-cuts 5|30|3145728")
   foreach(entry ${proxy_cuts})
     string(FIND "${entry}" "|" bar)

@@ -9,16 +9,18 @@
 # Exit 0 only when the client exited 0 within its bound; with cuts expected (any --cut,
 # --random or --cut-when-connected) the proxy must also have logged a cut, without them
 # it must have logged none; --min-cuts N (a test argument, not the proxy's): at least N;
-# --cuts-by-client: the client itself has the proxy cut (through its control socket).
+# --cuts-by-client: the client itself has the proxy cut (through its control socket);
+# --expect-log REGEX: the proxy's log must match it (e.g. a cut inside a striped payload).
 # "NAME: PASS" or "NAME: FAIL: reason" on stdout.
 set -uo pipefail
 
 name=$1 proxy=$2 run_remote=$3 state=$4 build=$5 work=$6
 shift 6
-proxy_args=() cut_expected=0 cut_when_connected=0 min_cuts=1
+proxy_args=() cut_expected=0 cut_when_connected=0 min_cuts=1 expect_log=
 while [[ $# -gt 0 && $1 != -- ]]; do
   case $1 in
     --min-cuts) shift; min_cuts=$1 ;;
+    --expect-log) shift; expect_log=$1 ;;
     --cuts-by-client) cut_expected=1 ;;
     --cut-when-connected) cut_when_connected=1 cut_expected=1 ;;
     --cut|--random) cut_expected=1; proxy_args+=("$1") ;;
@@ -87,5 +89,6 @@ if [[ $cut_expected == 1 && $cuts -lt $min_cuts ]]; then
 elif [[ $cut_expected == 0 && $cuts != 0 ]]; then
   fail "the proxy cut a connection in pass-through mode"
 fi
+[[ -z $expect_log ]] || grep -qE "$expect_log" "$plog" || fail "no '$expect_log' in the proxy log"
 grep '^fault_proxy: cut ' "$plog" | head -n 20
 echo "$name: PASS ($cuts cuts)"
