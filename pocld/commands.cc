@@ -323,10 +323,21 @@ void Session::send_read(Pending *p, std::vector<cl_event> parts,
     memcpy(&content, bytes + rd.total, 8);
     rd.total = content > offset ? std::min(rd.total, content - offset) : 0;
   }
+  auto read_already = [](cl_event e) {
+    cl_int st = CL_QUEUED;
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                   nullptr);
+    return st <= CL_COMPLETE;
+  };
   for (size_t k = 0; k < parts.size(); ++k) {
     cl_int st = wait(parts[k]);
     if (status == CL_COMPLETE)
       status = st;
+    // Parts the device has read meanwhile go along: one large message
+    // stripes better over the lanes than several (each a fork and join).
+    while (status == CL_COMPLETE && k + 1 < parts.size() &&
+           read_already(parts[k + 1]))
+      status = wait(parts[++k]);
     uint64_t end = std::min((k + 1) * kChunk, rd.total);
     if (status != CL_COMPLETE || end <= rd.offset)
       continue;

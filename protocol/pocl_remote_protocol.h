@@ -48,9 +48,9 @@ extern "C" {
 /* Payloads at least this large travel on the data socket so that they do not
    delay small commands queued behind them (head-of-line blocking).  */
 #define POCL_REMOTE_DATA_SOCKET_THRESHOLD (64u << 10)
-/* READs of at least this many bytes come back as READ_DATA parts of at most
-   POCL_REMOTE_READ_PART bytes, so that the server's native read of one part
-   overlaps the sending of the one before.  */
+/* READs of at least this many bytes come back as READ_DATA parts, read
+   natively in pieces of POCL_REMOTE_READ_PART bytes, so that the server's
+   native read of one piece overlaps the sending of the one before.  */
 #define POCL_REMOTE_READ_STREAM_MIN (8u << 20)
 #define POCL_REMOTE_READ_PART (4u << 20)
 
@@ -186,7 +186,8 @@ typedef enum pocl_remote_msg_type
   POCL_RMSG_BYE = 94,
   /* Part of a READ's data, for reads of POCL_REMOTE_READ_STREAM_MIN bytes
      and more: sent on the data socket in offset order as the server's
-     native reads of each part finish, followed there by the COMPLETION
+     native reads of each part finish (the parts read meanwhile in the same
+     message), followed there by the COMPLETION
      (no payload).  hdr.id = the event id.  Body: read_data; payload: the
      bytes.  */
   POCL_RMSG_READ_DATA = 95,
