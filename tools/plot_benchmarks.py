@@ -40,7 +40,7 @@ def main():
               label="target: 80% of one stream")
     c.set_xticks(list(xs))
     c.set_xticklabels([r["lanes"] for r in lanes])
-    c.set_xlabel("lanes (POCL_REMOTE_LANES; default 3)")
+    c.set_xlabel("lanes (POCL_REMOTE_LANES)")
     c.set_ylabel("GB/s")
     c.set_title("64 MiB write / read through one pocld (H200)")
     c.legend(fontsize=8)

@@ -22,9 +22,11 @@
 /* Default spin before blocking on a completion, machines of > 2 CPUs
    (pocl_remote_spin_ns).  */
 #define REMOTE_SPIN_US 50
-/* Lanes a connection opens (POCL_REMOTE_LANES) on more than two CPUs: four
-   streams moved about 10 GB/s over loopback on the H200 host, eight 15.  */
-#define REMOTE_LANES 3
+/* Lanes a connection opens (POCL_REMOTE_LANES): one per this many CPUs,
+   up to POCL_REMOTE_MAX_LANES.  Each stream takes about a core at either
+   end while it moves; over loopback on the H200 host (32 CPUs: 7 lanes),
+   four streams moved about 10 GB/s, eight 15.  */
+#define REMOTE_CPUS_PER_LANE 4
 
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;

@@ -20,7 +20,7 @@ pocl_remote_lanes_wanted (void)
 {
   long cpus = sysconf (_SC_NPROCESSORS_ONLN);
   long n
-      = pocl_get_int_option ("POCL_REMOTE_LANES", cpus > 2 ? REMOTE_LANES : 0);
+      = pocl_get_int_option ("POCL_REMOTE_LANES", cpus / REMOTE_CPUS_PER_LANE);
   return n < 0                             ? 0
          : n > (long)POCL_REMOTE_MAX_LANES ? POCL_REMOTE_MAX_LANES
                                            : (unsigned)n;
