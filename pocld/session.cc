@@ -136,7 +136,6 @@ Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
   snprintf(sid_, sizeof sid_, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
   cmd_.tls = cmd.tls;
   cmd_.fd = cmd.fd;
-  lane_fd_.fill(-1);
   waits_.reserve(64);
 }
 
@@ -152,26 +151,26 @@ Session::~Session()
 
 void Session::close_lanes()
 {
-  std::lock_guard<std::mutex> lock(lane_fd_mu_);
-  for (size_t k = 0; k < lanes_.size(); ++k)
-    if (lanes_[k].fd >= 0) {
-      tls_free(lanes_[k].tls);
-      close(lanes_[k].fd);
-      lanes_[k] = Conn();
-      lane_fd_[k] = -1;
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  for (Conn &l : lanes_)
+    if (l.fd >= 0) {
+      tls_free(l.tls);
+      close(l.fd);
+      l = Conn();
     }
 }
 
 void Session::shutdown_lanes()
 {
-  std::lock_guard<std::mutex> lock(lane_fd_mu_);
-  for (int fd : lane_fd_)
-    if (fd >= 0)
-      shutdown(fd, SHUT_RDWR);
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  for (const Conn &l : lanes_)
+    if (l.fd >= 0)
+      shutdown(l.fd, SHUT_RDWR);
 }
 
 bool Session::lane_streams(Conn data, unsigned lanes, Conn *streams)
 {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
   streams[0] = data;
   for (unsigned k = 1; k <= lanes; ++k)
     if ((streams[k] = lanes_[k - 1]).fd < 0)
@@ -179,8 +178,9 @@ bool Session::lane_streams(Conn data, unsigned lanes, Conn *streams)
   return true;
 }
 
-unsigned Session::lanes_up() const
+unsigned Session::lanes_up()
 {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
   unsigned n = 0;
   while (n < lanes_.size() && lanes_[n].fd >= 0)
     ++n;
@@ -190,18 +190,20 @@ unsigned Session::lanes_up() const
 bool Session::attach_lane(Conn c, uint32_t number)
 {
   std::lock_guard<std::mutex> lock(data_.mu);
-  if (lanes_closed_ || number < 1 || number > lanes_.size() ||
-      lanes_[number - 1].fd >= 0)
-    return false;
+  {
+    std::lock_guard<std::mutex> llock(lanes_mu_);
+    if (lanes_closed_ || number < 1 || number > lanes_.size() ||
+        lanes_[number - 1].fd >= 0)
+      return false;
+  }
   // Before it is published: a striped send (which holds data_.mu) must not
   // put stripes ahead of the reply.
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
                         static_cast<uint32_t>(devs_.devices.size())))
     return false;
-  lanes_[number - 1] = c;
   {
-    std::lock_guard<std::mutex> flock(lane_fd_mu_);
-    lane_fd_[number - 1] = c.fd;
+    std::lock_guard<std::mutex> llock(lanes_mu_);
+    lanes_[number - 1] = c;
   }
   LOG_INFO(sid_, "lane %u attached", number);
   return true;
@@ -686,19 +688,15 @@ void Session::run_data()
     // A first sending may come in stripes; one sent again after a cut
     // inside its bytes never does (the client replays it inline).
     Conn streams[POCL_REMOTE_MAX_LANES + 1];
-    if (lanes > 0) {
-      std::unique_lock<std::mutex> lock(data_.mu);
-      if (!lane_streams(c, lanes, streams) || s.in != 0) {
-        lock.unlock();
-        LOG_ERR(sid_,
-                "DATA for event %llu in stripes over %u lanes, which "
-                "this session does not have, or sent again so",
-                (unsigned long long)s.id, lanes);
-        fail_slot(s);
-        std::lock_guard<std::mutex> mlock(mu_);
-        fatal_ = true;
-        break;
-      }
+    if (lanes > 0 && (!lane_streams(c, lanes, streams) || s.in != 0)) {
+      LOG_ERR(sid_,
+              "DATA for event %llu in stripes over %u lanes, which this "
+              "session does not have, or sent again so",
+              (unsigned long long)s.id, lanes);
+      fail_slot(s);
+      std::lock_guard<std::mutex> lock(mu_);
+      fatal_ = true;
+      break;
     }
     // In parts, each reported to the command reader, which writes it to
     // the device while the next one comes in.  After a break the client

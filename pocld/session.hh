@@ -451,22 +451,21 @@ private:
   // Once a data socket was attached, Sock::Data messages are counted and
   // logged on it, also while the client is away.
   std::atomic<bool> has_data_{false};
-  // Lanes by number - 1 (pocl_remote_protocol.h), guarded by data_.mu,
-  // which striped sends hold throughout; closed with the data socket once
-  // the data reader, which receives on them, has ended.
+  // Lanes by number - 1 (pocl_remote_protocol.h), guarded by lanes_mu_,
+  // which no I/O holds, so that shutdown_lanes wakes a thread blocked on
+  // one.  Attached and closed also under data_.mu, which striped sends hold
+  // throughout; closed with the data socket once the data reader, which
+  // receives on them, has ended.
+  std::mutex lanes_mu_;
   std::array<Conn, POCL_REMOTE_MAX_LANES> lanes_;
-  bool lanes_closed_ = false; // teardown: no more lanes; also data_.mu
-  // Their sockets again, for shutdown_lanes, which must not wait for
-  // data_.mu (held by a striped send that may block): a thread blocked on a
-  // lane wakes only so.  Closed under lane_fd_mu_ too.
-  std::mutex lane_fd_mu_;
-  std::array<int, POCL_REMOTE_MAX_LANES> lane_fd_;
+  bool lanes_closed_ = false; // teardown: no more lanes (data_.mu)
   void shutdown_lanes();
-  // Under data_.mu: streams[0] = data, streams[k] = lane k for k <= lanes;
-  // false if one of those lanes is not attached.
+  // streams[0] = data, streams[k] = lane k for k <= lanes; false if one of
+  // those lanes is not attached.
   bool lane_streams(Conn data, unsigned lanes, Conn *streams);
-  // Under data_.mu: the number of lanes attached from lane 1 on.
-  unsigned lanes_up() const;
+  // The number of lanes attached from lane 1 on.
+  unsigned lanes_up();
+  // Under data_.mu.
   void close_lanes();
   bool recv_striped(const Conn *streams, unsigned count, const DataSlot &s,
                     uint64_t &in);
