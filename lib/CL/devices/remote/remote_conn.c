@@ -39,8 +39,9 @@ struct remote_request
 static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
 static remote_server *servers = NULL;
 
-static int
-read_full (int fd, struct pocl_remote_tls *tls, void *buf, size_t n)
+int
+pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
+                       size_t n)
 {
   char *p = (char *)buf;
   while (n > 0)
@@ -57,13 +58,6 @@ read_full (int fd, struct pocl_remote_tls *tls, void *buf, size_t n)
         return -1;
     }
   return 0;
-}
-
-int
-pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
-                       size_t n)
-{
-  return read_full (fd, tls, buf, n);
 }
 
 /* A reader thread's receive buffer: one recv() usually brings in a whole
@@ -134,7 +128,7 @@ rb_read (rbuf *rb, void *dst, uint64_t n)
       if (n == 0)
         return 0;
       if (n >= RBUF_SIZE / 2)
-        return (rb->io_failed = read_full (rb->fd, rb->tls, d, n));
+        return (rb->io_failed = pocl_remote_read_full (rb->fd, rb->tls, d, n));
       ssize_t r = rb->tls ? pocl_remote_tls_read (rb->tls, rb->data, RBUF_SIZE)
                   : rb->spin ? recv_spin (rb->fd, rb->data, RBUF_SIZE)
                              : recv (rb->fd, rb->data, RBUF_SIZE, 0);
@@ -1050,14 +1044,16 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
     pocl_remote_tls_set_timeout (tls, 10000);
   hello.client_time_ns = pocl_gettimemono_ns ();
   if (pocl_remote_send_iov (fd, tls, iov, 2)
-      || read_full (fd, tls, &h, sizeof (h)))
+      || pocl_remote_read_full (fd, tls, &h, sizeof (h)))
     return CL_DEVICE_NOT_AVAILABLE;
   /* a refusal (version, session limit) comes at once as HELLO_REPLY */
   if (h.type == POCL_RMSG_HELLO_REPLY && h.body_size == sizeof (*out)
-      && h.payload_size == 0 && read_full (fd, tls, out, sizeof (*out)) == 0)
+      && h.payload_size == 0
+      && pocl_remote_read_full (fd, tls, out, sizeof (*out)) == 0)
     return out->status != CL_SUCCESS ? out->status : CL_DEVICE_NOT_AVAILABLE;
   if (h.type != POCL_RMSG_AUTH_CHALLENGE || h.body_size != sizeof (ch)
-      || h.payload_size != 0 || read_full (fd, tls, &ch, sizeof (ch)))
+      || h.payload_size != 0
+      || pocl_remote_read_full (fd, tls, &ch, sizeof (ch)))
     return CL_DEVICE_NOT_AVAILABLE;
   h.type = POCL_RMSG_AUTH;
   h.body_size = sizeof (auth);
@@ -1098,7 +1094,7 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
   /* the clock offset is estimated around this last round trip */
   *t0 = pocl_gettimemono_ns ();
   if (pocl_remote_send_iov (fd, tls, iov, 2)
-      || read_full (fd, tls, &h, sizeof (h)))
+      || pocl_remote_read_full (fd, tls, &h, sizeof (h)))
     {
       if (key_len > 0)
         POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
@@ -1106,7 +1102,8 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
       return CL_DEVICE_NOT_AVAILABLE;
     }
   if (h.type != POCL_RMSG_HELLO_REPLY || h.body_size != sizeof (*out)
-      || h.payload_size != 0 || read_full (fd, tls, out, sizeof (*out)))
+      || h.payload_size != 0
+      || pocl_remote_read_full (fd, tls, out, sizeof (*out)))
     return CL_DEVICE_NOT_AVAILABLE;
   *t1 = pocl_gettimemono_ns ();
   tv.tv_sec = 0;

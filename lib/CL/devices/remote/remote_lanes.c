@@ -19,8 +19,8 @@ unsigned
 pocl_remote_lanes_wanted (void)
 {
   long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-  long n
-      = pocl_get_int_option ("POCL_REMOTE_LANES", cpus / REMOTE_CPUS_PER_LANE);
+  long n = pocl_get_int_option ("POCL_REMOTE_LANES",
+                                (int)(cpus / REMOTE_CPUS_PER_LANE));
   return n < 0                             ? 0
          : n > (long)POCL_REMOTE_MAX_LANES ? POCL_REMOTE_MAX_LANES
                                            : (unsigned)n;
@@ -123,7 +123,6 @@ pocl_remote_close_lanes (remote_server *s)
    bytes already.  */
 typedef struct stripe_job
 {
-  remote_server *s;
   int fd;
   struct pocl_remote_tls *tls;
   int send;
@@ -188,7 +187,6 @@ run_stripes (remote_server *s, unsigned lanes, int send, char *base,
     {
       stripe_job *j = &jobs[k];
       memset (j, 0, sizeof (*j));
-      j->s = s;
       j->fd = k ? s->lane_fd[k - 1] : s->data_fd;
       j->tls = k ? s->lane_tls[k - 1] : s->data_tls;
       j->send = send;
