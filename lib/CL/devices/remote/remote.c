@@ -472,7 +472,7 @@ pocl_remote_set_available (remote_server *s, cl_bool available)
   for (i = 0; i < num_remote_devices; ++i)
     {
       remote_device_data *d = (remote_device_data *)remote_devices[i]->data;
-      if (d->server == s)
+      if (__atomic_load_n (&d->server, __ATOMIC_ACQUIRE) == s)
         __atomic_store_n (&remote_devices[i]->available, available,
                           __ATOMIC_RELEASE);
     }
@@ -522,6 +522,33 @@ pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
   POCL_RETURN_GETINFO_STR (s);
 }
 
+/* The device's session died (its session process crashed in a vendor
+   library, the server restarted): a new one for `context` and newer ones
+   (patch 0122), which every device of that server then uses.  */
+static void
+pocl_remote_revive (cl_device_id device, cl_context context)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *old = __atomic_load_n (&d->server, __ATOMIC_ACQUIRE);
+  if (old == NULL || !pocl_remote_dead (old))
+    return;
+  uint64_t epoch
+      = context ? context->id
+                : __atomic_load_n (&old->newest_context, __ATOMIC_ACQUIRE) + 1;
+  cl_int err;
+  remote_server *s = pocl_remote_server_renew (old, epoch, &err);
+  if (s == NULL)
+    return;
+  unsigned i;
+  for (i = 0; i < num_remote_devices; ++i)
+    {
+      remote_device_data *o = (remote_device_data *)remote_devices[i]->data;
+      if (__atomic_load_n (&o->server, __ATOMIC_ACQUIRE) == old)
+        __atomic_store_n (&o->server, s, __ATOMIC_RELEASE);
+    }
+  pocl_remote_set_available (s, CL_TRUE);
+}
+
 /* The servers of a context's remote devices become peers, so that their
    commands depend on each other and migrate buffers without this client.  */
 static int
@@ -529,6 +556,12 @@ pocl_remote_init_context (cl_device_id device, cl_context context)
 {
   remote_server *s = ((remote_device_data *)device->data)->server;
   unsigned i;
+  uint64_t newest = __atomic_load_n (&s->newest_context, __ATOMIC_ACQUIRE);
+  while (newest < context->id
+         && !__atomic_compare_exchange_n (&s->newest_context, &newest,
+                                          context->id, 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE))
+    ;
   for (i = 0; i < context->num_devices; ++i)
     {
       cl_device_id other = context->devices[i];
@@ -571,11 +604,12 @@ static cl_int
 pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
 {
   remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, mem->context);
   pocl_mem_identifier *p = &mem->device_ptrs[device->global_mem_id];
   const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY
                               | CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY
                               | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-  if (pocl_remote_dead (d->server))
+  if (s == NULL || pocl_remote_dead (s))
     return CL_MEM_OBJECT_ALLOCATION_FAILURE;
 
   /* Asynchronous: the caller holds the cl_mem's lock, which a completion
@@ -597,7 +631,7 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
       ci.array_size = mem->image_array_size;
       if (mem->type == CL_MEM_OBJECT_IMAGE1D_BUFFER && mem->buffer)
         ci.buffer_id = pocl_remote_wire_id (mem->buffer->id, device);
-      pocl_remote_request_async (d->server, POCL_RMSG_CREATE_IMAGE, &ci,
+      pocl_remote_request_async (s, POCL_RMSG_CREATE_IMAGE, &ci,
                                  sizeof (ci), NULL, 0);
     }
   else
@@ -608,7 +642,7 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
       cb.flags = mem->flags & access;
       cb.size = mem->size;
       cb.device = d->server_device;
-      pocl_remote_request_async (d->server, POCL_RMSG_CREATE_BUFFER, &cb,
+      pocl_remote_request_async (s, POCL_RMSG_CREATE_BUFFER, &cb,
                                  sizeof (cb), NULL, 0);
     }
   p->mem_ptr = (void *)(uintptr_t)pocl_remote_wire_id (mem->id, device);
@@ -619,11 +653,12 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
 static void
 pocl_remote_free (cl_device_id device, cl_mem mem)
 {
-  remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, mem->context);
   pocl_mem_identifier *p = &mem->device_ptrs[device->global_mem_id];
   pocl_remote_release r = { pocl_remote_wire_id (mem->id, device) };
-  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_BUFFER, 0, &r, sizeof (r),
-                    NULL, 0);
+  if (s != NULL)
+    pocl_remote_send (s, 0, POCL_RMSG_FREE_BUFFER, 0, &r, sizeof (r), NULL,
+                      0);
   p->mem_ptr = NULL;
   p->version = 0;
 }
@@ -632,7 +667,8 @@ static int
 pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
 {
   remote_device_data *d = (remote_device_data *)device->data;
-  if (pocl_remote_dead (d->server))
+  remote_server *s = pocl_remote_session_for (device, queue->context);
+  if (s == NULL || pocl_remote_dead (s))
     return CL_DEVICE_NOT_AVAILABLE;
   pocl_remote_create_queue cq;
   memset (&cq, 0, sizeof (cq));
@@ -653,7 +689,7 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
      locks it); waiting for the reply here deadlocked (CLBlast's tests: a
      new context per routine).  The properties were checked against the
      server's device already; a failure surfaces in the queue's commands.  */
-  pocl_remote_request_async (d->server, POCL_RMSG_CREATE_QUEUE, &cq,
+  pocl_remote_request_async (s, POCL_RMSG_CREATE_QUEUE, &cq,
                              sizeof (cq), NULL, 0);
   return CL_SUCCESS;
 }
@@ -661,10 +697,11 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
 static int
 pocl_remote_free_queue (cl_device_id device, cl_command_queue queue)
 {
-  remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, queue->context);
   pocl_remote_release r = { queue->id };
-  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_QUEUE, 0, &r, sizeof (r),
-                    NULL, 0);
+  if (s != NULL)
+    pocl_remote_send (s, 0, POCL_RMSG_FREE_QUEUE, 0, &r, sizeof (r), NULL,
+                      0);
   if (queue->data)
     {
       pthread_cond_destroy (&((remote_queue *)queue->data)->idle_cond);
@@ -678,13 +715,16 @@ pocl_remote_new_sampler (cl_device_id device, cl_sampler samp,
                          unsigned context_device_i)
 {
   remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, samp->context);
+  if (s == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
   pocl_remote_create_sampler cs;
   cs.sampler_id = pocl_remote_wire_id (samp->id, device);
   cs.device = d->server_device;
   cs.normalized_coords = samp->normalized_coords;
   cs.addressing_mode = samp->addressing_mode;
   cs.filter_mode = samp->filter_mode;
-  return pocl_remote_request (d->server, POCL_RMSG_CREATE_SAMPLER, &cs,
+  return pocl_remote_request (s, POCL_RMSG_CREATE_SAMPLER, &cs,
                               sizeof (cs), NULL, 0, NULL, NULL);
 }
 
@@ -692,10 +732,11 @@ static int
 pocl_remote_free_sampler (cl_device_id device, cl_sampler samp,
                           unsigned context_device_i)
 {
-  remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, samp->context);
   pocl_remote_release r = { pocl_remote_wire_id (samp->id, device) };
-  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_SAMPLER, 0, &r, sizeof (r),
-                    NULL, 0);
+  if (s != NULL)
+    pocl_remote_send (s, 0, POCL_RMSG_FREE_SAMPLER, 0, &r, sizeof (r), NULL,
+                      0);
   return CL_SUCCESS;
 }
 
@@ -725,6 +766,7 @@ pocl_remote_init_device_ops (struct pocl_device_ops *ops)
   ops->build_hash = pocl_remote_build_hash;
   ops->get_device_info_ext = pocl_remote_get_device_info_ext;
   ops->init_context = pocl_remote_init_context;
+  ops->revive = pocl_remote_revive;
   ops->can_migrate_d2d = pocl_remote_can_migrate_d2d;
   ops->can_read_from = pocl_remote_can_read_from;
 

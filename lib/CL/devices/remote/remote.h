@@ -3,8 +3,9 @@
    Reading order for a newcomer: remote.c (device ops, device info),
    remote_submit.c (an enqueued command leaves with its wait list;
    completions), remote_commands.c (each command as a wire message),
-   remote_conn.c (sockets, handshake, reader threads), remote_program.c
-   (builds, kernel metadata).  */
+   remote_conn.c (message I/O, requests), remote_reader.c (the reader
+   threads), remote_session.c (connecting, the server registry),
+   remote_program.c (builds, kernel metadata).  */
 
 #ifndef POCL_REMOTE_INTERNAL_H
 #define POCL_REMOTE_INTERNAL_H
@@ -30,6 +31,21 @@
 
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;
+typedef struct remote_server remote_server;
+
+/* A synchronous request waiting for its REPLY.  */
+struct remote_request
+{
+  uint64_t id;
+  int done;
+  int detached; /* nobody waits: the reader frees it */
+  remote_server *link; /* CONNECT_PEER: the peer, linked on success */
+  uint32_t type;
+  cl_int status;
+  void *payload;
+  uint64_t payload_size;
+  remote_request *next;
+};
 
 /* A command queue's driver data (cl_command_queue->data).  */
 typedef struct remote_queue
@@ -65,7 +81,7 @@ typedef struct remote_log
 
 /* One connection (a command socket and a data socket) to one pocld.  All the
    client devices that name the same host:port share it.  */
-typedef struct remote_server
+struct remote_server
 {
   char *host;
   uint16_t port;
@@ -131,6 +147,13 @@ typedef struct remote_server
   uint64_t next_request_id;
   remote_event *events[REMOTE_EVENT_BUCKETS];
 
+  /* Contexts with a lower id belong to the dead session this one replaced
+     (pocl_remote_session_for); 0 for the first session.  */
+  uint64_t epoch;
+  /* the newest context that has used this session (atomic): a session
+     renewed outside clCreateContext serves only newer ones */
+  uint64_t newest_context;
+
   /* set once the session is lost for good (no resume within the time
      limit, a refused resume, a protocol error); then every waiter gets an
      error.  Read lock-free on the command path: only through
@@ -138,7 +161,7 @@ typedef struct remote_server
   int dead;
 
   struct remote_server *next;
-} remote_server;
+};
 
 /* Per-device driver data.  */
 typedef struct remote_device_data
@@ -189,11 +212,26 @@ struct remote_event
   /* clEnqueueMigrateMemObjects' own command, completed by the client when
      its dependencies are (see local_noop) */
   int local;
+  /* a dependency failed: the command fails too, with
+     CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, whatever the server's
+     runtime made of it (as a local device, pocl_remote_notify_dep) */
+  int dep_failed;
   /* the server's completion, held while dependencies are still pending */
   int deferred;
   pocl_remote_completion completion;
   remote_event *deferred_next;
 };
+
+/* The session that serves ctx's objects on dev, or NULL when they were a
+   dead session's (ctx is older than the device's session): the new
+   session must not hear of them.  */
+static inline remote_server *
+pocl_remote_session_for (cl_device_id dev, cl_context ctx)
+{
+  remote_server *s = __atomic_load_n (
+      &((remote_device_data *)dev->data)->server, __ATOMIC_ACQUIRE);
+  return ctx->id < s->epoch ? NULL : s;
+}
 
 /* The id of an object on the server: PoCL's object id, with the server's
    device index in the low byte, since each client device of one server
@@ -204,10 +242,20 @@ pocl_remote_wire_id (uint64_t object_id, cl_device_id dev)
   return (object_id << 8) | ((remote_device_data *)dev->data)->server_device;
 }
 
-/* remote_conn.c */
+/* remote_session.c */
 remote_server *pocl_remote_server_get (const char *host, uint16_t port,
                                        const char *peer_host,
                                        uint16_t peer_port, cl_int *err);
+/* A new session with the server of a dead one, which it replaces in the
+   registry; `epoch`: the oldest context id it serves.  NULL on failure.  */
+remote_server *pocl_remote_server_renew (remote_server *old, uint64_t epoch,
+                                         cl_int *err);
+void pocl_remote_peer_link (remote_server *a, remote_server *b);
+/* The reply to a CONNECT_PEER of a to b.  */
+void pocl_remote_peer_linked (remote_server *a, remote_server *b,
+                              cl_int status);
+
+/* remote_conn.c */
 int pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
                       uint64_t id, const void *body, size_t body_size,
                       const struct iovec *payload, int payload_count);
@@ -230,7 +278,6 @@ void pocl_remote_event_insert (remote_server *s, remote_event *re);
 remote_event *pocl_remote_event_take (remote_server *s, uint64_t id);
 uint64_t pocl_remote_server_to_client_time (remote_server *s, uint64_t ts);
 void pocl_remote_server_lost (remote_server *s);
-void pocl_remote_peer_link (remote_server *a, remote_server *b);
 static inline int
 pocl_remote_linked (const remote_server *a, const remote_server *b)
 {
@@ -290,6 +337,10 @@ void pocl_remote_complete_deferred (void);
 /* tls: the socket's TLS state, NULL on a plain one (remote_tls.h) */
 int pocl_remote_send_iov (int fd, struct pocl_remote_tls *tls,
                           struct iovec *iov, int count);
+int pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
+                           size_t n);
+
+/* remote_session.c, for remote_resume.c */
 int pocl_remote_connect (const char *host, uint16_t port, int timeout_ms);
 long pocl_remote_client_key (char *key);
 cl_int pocl_remote_handshake (remote_server *s, int fd,
@@ -298,6 +349,8 @@ cl_int pocl_remote_handshake (remote_server *s, int fd,
                               const uint64_t *seen, const char *key,
                               size_t key_len, pocl_remote_hello_reply *out,
                               uint64_t *t0, uint64_t *t1);
+
+/* remote_reader.c */
 int pocl_remote_start_readers (remote_server *s);
 /* s's readers: the threads a resume waits for.  count_reader counts one
    in, spawn_reader starts it, detached (on failure it is counted out);
@@ -306,8 +359,6 @@ void pocl_remote_count_reader (remote_server *s);
 int pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *),
                               void *arg);
 void pocl_remote_reader_done (remote_server *s);
-int pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
-                           size_t n);
 
 /* remote_lanes.c */
 unsigned pocl_remote_lanes_wanted (void);

@@ -216,6 +216,7 @@ build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
 {
   cl_device_id dev = program->devices[device_i];
   remote_device_data *d = (remote_device_data *)dev->data;
+  remote_server *s = pocl_remote_session_for (dev, program->context);
   pocl_remote_build_program bp;
   const char *opts
       = program->compiler_options ? program->compiler_options : "";
@@ -238,7 +239,9 @@ build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
 
   void *reply = NULL;
   uint64_t reply_size = 0;
-  cl_int err = pocl_remote_request (d->server, POCL_RMSG_BUILD_PROGRAM, &bp,
+  if (s == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
+  cl_int err = pocl_remote_request (s, POCL_RMSG_BUILD_PROGRAM, &bp,
                                     sizeof (bp), iov, n, &reply, &reply_size);
   if (reply)
     {
@@ -323,6 +326,7 @@ pocl_remote_build_poclbinary (cl_program program, cl_uint device_i)
 {
   cl_device_id dev = program->devices[device_i];
   remote_device_data *d = (remote_device_data *)dev->data;
+  remote_server *s = pocl_remote_session_for (dev, program->context);
   char bc_path[POCL_FILENAME_LENGTH], tmp_path[POCL_FILENAME_LENGTH];
   pocl_remote_get_program_binary gb;
   void *bin = NULL;
@@ -331,10 +335,12 @@ pocl_remote_build_poclbinary (cl_program program, cl_uint device_i)
 
   if (program->pocl_binaries[device_i])
     return CL_SUCCESS;
+  if (s == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
   memset (&gb, 0, sizeof (gb));
   gb.prog_id = pocl_remote_wire_id (program->id, dev);
   gb.device = d->server_device;
-  err = pocl_remote_request (d->server, POCL_RMSG_GET_PROGRAM_BINARY, &gb,
+  err = pocl_remote_request (s, POCL_RMSG_GET_PROGRAM_BINARY, &gb,
                              sizeof (gb), NULL, 0, &bin, &size);
   if (err == CL_SUCCESS && size == 0)
     err = CL_INVALID_BINARY;
@@ -401,7 +407,7 @@ static int
 pocl_remote_free_program (cl_device_id device, cl_program program,
                           unsigned device_i)
 {
-  remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, program->context);
   if (program->data && program->data[device_i])
     {
       remote_program *rp = (remote_program *)program->data[device_i];
@@ -410,8 +416,9 @@ pocl_remote_free_program (cl_device_id device, cl_program program,
       program->data[device_i] = NULL;
     }
   pocl_remote_release r = { pocl_remote_wire_id (program->id, device) };
-  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_PROGRAM, 0, &r, sizeof (r),
-                    NULL, 0);
+  if (s != NULL)
+    pocl_remote_send (s, 0, POCL_RMSG_FREE_PROGRAM, 0, &r, sizeof (r), NULL,
+                      0);
   return CL_SUCCESS;
 }
 
@@ -463,13 +470,16 @@ pocl_remote_new_kernel (cl_device_id device, cl_program program,
                         cl_kernel kernel, unsigned device_i)
 {
   remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, program->context);
+  if (s == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
   pocl_remote_create_kernel ck;
   ck.kernel_id = pocl_remote_wire_id (kernel->id, device);
   ck.prog_id = pocl_remote_wire_id (program->id, device);
   ck.device = d->server_device;
   ck.name_len = (uint32_t)strlen (kernel->name);
   struct iovec iov = { (void *)kernel->name, ck.name_len };
-  return pocl_remote_request (d->server, POCL_RMSG_CREATE_KERNEL, &ck,
+  return pocl_remote_request (s, POCL_RMSG_CREATE_KERNEL, &ck,
                               sizeof (ck), &iov, 1, NULL, NULL);
 }
 
@@ -477,10 +487,11 @@ static int
 pocl_remote_free_kernel (cl_device_id device, cl_program program,
                          cl_kernel kernel, unsigned device_i)
 {
-  remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s = pocl_remote_session_for (device, program->context);
   pocl_remote_release r = { pocl_remote_wire_id (kernel->id, device) };
-  pocl_remote_send (d->server, 0, POCL_RMSG_FREE_KERNEL, 0, &r, sizeof (r),
-                    NULL, 0);
+  if (s != NULL)
+    pocl_remote_send (s, 0, POCL_RMSG_FREE_KERNEL, 0, &r, sizeof (r), NULL,
+                      0);
   return CL_SUCCESS;
 }
 

@@ -1,0 +1,546 @@
+/* remote_reader.c - the reader threads, one per socket of a connection to
+   pocld: they turn replies, completions, read data and kernel output into
+   OpenCL state, and acknowledge what they received.  */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pocl_debug.h"
+#include "pocl_remote_auth.h"
+#include "pocl_runtime_config.h"
+#include "pocl_timing.h"
+#include "remote.h"
+#include "remote_tls.h"
+
+/* A reader thread's receive buffer: one recv() usually brings in a whole
+   message, or several.  Large payloads bypass it and land in place.  */
+#define RBUF_SIZE (64 << 10)
+typedef struct rbuf
+{
+  int fd;
+  int spin;      /* poll before blocking (recv_spin) */
+  int io_failed; /* the socket broke (not the server's messages) */
+  unsigned lanes; /* the current message's payload is striped over these */
+  struct pocl_remote_tls *tls;
+  size_t start, end;
+  char data[RBUF_SIZE];
+} rbuf;
+
+/* recv, after polling the socket for up to pocl_remote_spin_ns: the next
+   completion is often less than that away (the application's next
+   command, a migration), and then costs this thread no wake-up.  */
+static ssize_t
+recv_spin (int fd, void *buf, size_t n)
+{
+  uint64_t ns = pocl_remote_spin_ns ();
+  if (ns > 0)
+    {
+      uint64_t end = pocl_gettimemono_ns () + ns;
+      do
+        {
+          ssize_t r = recv (fd, buf, n, MSG_DONTWAIT);
+          if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return r;
+          pocl_remote_pause ();
+        }
+      while (pocl_gettimemono_ns () < end);
+    }
+  return recv (fd, buf, n, 0);
+}
+
+static int
+rb_read (rbuf *rb, void *dst, uint64_t n)
+{
+  char *d = (char *)dst;
+  for (;;)
+    {
+      size_t have = rb->end - rb->start;
+      size_t take = n < have ? (size_t)n : have;
+      memcpy (d, rb->data + rb->start, take);
+      rb->start += take;
+      d += take;
+      n -= take;
+      if (n == 0)
+        return 0;
+      if (n >= RBUF_SIZE / 2)
+        return (rb->io_failed = pocl_remote_read_full (rb->fd, rb->tls, d, n));
+      ssize_t r = rb->tls ? pocl_remote_tls_read (rb->tls, rb->data, RBUF_SIZE)
+                  : rb->spin ? recv_spin (rb->fd, rb->data, RBUF_SIZE)
+                             : recv (rb->fd, rb->data, RBUF_SIZE, 0);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return (rb->io_failed = -1);
+      rb->start = 0;
+      rb->end = (size_t)r;
+    }
+}
+
+static int
+rb_read_cb (void *rb, void *dst, uint64_t n)
+{
+  return rb_read ((rbuf *)rb, dst, n);
+}
+
+/* The current message's payload (or n bytes of it), striped or not.  */
+static int
+rb_payload (remote_server *s, rbuf *rb, void *dst, uint64_t n)
+{
+  if (rb->lanes == 0)
+    return rb_read (rb, dst, n);
+  if (pocl_remote_stripes_recv (s, rb->lanes, dst, n, rb_read_cb, rb))
+    return (rb->io_failed = -1);
+  return 0;
+}
+
+/* Reads and drops n bytes: a payload nobody wants.  */
+static int
+rb_skip (rbuf *rb, uint64_t n)
+{
+  char buf[4096];
+  while (n > 0)
+    {
+      size_t chunk = n < sizeof (buf) ? (size_t)n : sizeof (buf);
+      if (rb_read (rb, buf, chunk))
+        return -1;
+      n -= chunk;
+    }
+  return 0;
+}
+
+static int
+handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
+{
+  pocl_remote_reply r;
+  if (rb_read (rb, &r, sizeof (r)))
+    return -1;
+  if (h->payload_size > POCL_REMOTE_MAX_PAYLOAD)
+    {
+      POCL_MSG_ERR ("remote: reply payload of %" PRIu64 " bytes refused\n",
+                    h->payload_size);
+      return -1;
+    }
+
+  pthread_mutex_lock (&s->table_lock);
+  remote_request **p = &s->requests;
+  while (*p && (*p)->id != h->id)
+    p = &(*p)->next;
+  remote_request *req = *p;
+  if (req)
+    *p = req->next;
+  pthread_mutex_unlock (&s->table_lock);
+
+  if (req == NULL)
+    {
+      POCL_MSG_ERR ("remote: reply to unknown request %" PRIu64 "\n", h->id);
+      return -1;
+    }
+
+  void *payload = NULL;
+  int lost = 0;
+  if (h->payload_size > 0 && !req->detached)
+    {
+      payload = malloc (h->payload_size);
+      lost = payload == NULL || rb_read (rb, payload, h->payload_size);
+    }
+  else
+    lost = rb_skip (rb, h->payload_size);
+  if (lost)
+    {
+      /* cut inside the payload: the server sends the reply again after a
+         resume, or the loss handler fails the request */
+      free (payload);
+      pthread_mutex_lock (&s->table_lock);
+      req->next = s->requests;
+      s->requests = req;
+      if (pocl_remote_dead (s))
+        {
+          req->status = CL_DEVICE_NOT_AVAILABLE;
+          req->done = 1;
+          pthread_cond_broadcast (&s->reply_cond);
+        }
+      pthread_mutex_unlock (&s->table_lock);
+      return -1;
+    }
+
+  if (req->detached)
+    {
+      if (req->link)
+        pocl_remote_peer_linked (s, req->link, r.status);
+      else if (r.status != CL_SUCCESS)
+        POCL_MSG_ERR ("remote: request type %u failed on %s:%u: %d\n",
+                      req->type, s->host, s->port, r.status);
+      free (req);
+      return 0;
+    }
+
+  pthread_mutex_lock (&s->table_lock);
+  req->status = r.status;
+  req->payload = payload;
+  req->payload_size = h->payload_size;
+  req->done = 1;
+  pthread_cond_broadcast (&s->reply_cond);
+  pthread_mutex_unlock (&s->table_lock);
+  return 0;
+}
+
+static void
+unpack_rect (char *dst, const char *src, const remote_event *re)
+{
+  size_t z, y;
+  for (z = 0; z < re->region[2]; ++z)
+    for (y = 0; y < re->region[1]; ++y)
+      memcpy (dst + z * re->slice_pitch + y * re->row_pitch,
+              src + (z * re->region[1] + y) * re->region[0], re->region[0]);
+}
+
+/* A completion that breaks the protocol: the session is lost, and the
+   event is out of the table, where the loss's sweep (perhaps already run
+   by the other reader) would look for it; fail it here.  */
+static int
+fail_taken (remote_server *s, remote_event *re)
+{
+  pocl_remote_completion c;
+  memset (&c, 0, sizeof (c));
+  c.status = CL_DEVICE_NOT_AVAILABLE;
+  pocl_remote_complete (s, re, &c);
+  return -1;
+}
+
+/* A completion cut inside its payload: back into the table, for the
+   server to send again after a resume.  Once the session is lost for good
+   the sweep may have passed already: then fail it here.  */
+static int
+payload_lost (remote_server *s, remote_event *re)
+{
+  pocl_remote_event_insert (s, re);
+  if (pocl_remote_dead (s) && pocl_remote_event_take (s, re->id) == re)
+    return fail_taken (s, re);
+  return -1;
+}
+
+/* Reads a message's body and takes its event out of the table; NULL (the
+   session is lost) if the socket broke or the event is unknown.  */
+static remote_event *
+take_body (remote_server *s, rbuf *rb, const pocl_remote_hdr *h, void *body,
+           size_t size, const char *what)
+{
+  if (rb_read (rb, body, size))
+    return NULL;
+  remote_event *re = pocl_remote_event_take (s, h->id);
+  if (re == NULL)
+    POCL_MSG_ERR ("remote: %s for unknown event %" PRIu64 "\n", what, h->id);
+  return re;
+}
+
+static int
+handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
+{
+  pocl_remote_completion c;
+  remote_event *re = take_body (s, rb, h, &c, sizeof (c), "completion");
+  if (re == NULL)
+    return -1;
+
+  if (c.peer_bytes)
+    __atomic_fetch_add (&s->peer_bytes, c.peer_bytes, __ATOMIC_RELAXED);
+  if (h->payload_size > 0)
+    {
+      int bad = (re->dst == NULL || c.status != CL_COMPLETE
+                 || re->received != 0
+                 || (h->payload_size != re->dst_size
+                     && !(re->partial && h->payload_size < re->dst_size
+                          && !re->unpack)));
+      if (bad)
+        {
+          POCL_MSG_ERR ("remote: completion of event %" PRIu64
+                        " carries %" PRIu64 " unexpected bytes\n",
+                        h->id, h->payload_size);
+          return fail_taken (s, re);
+        }
+      if (re->unpack)
+        {
+          char *tmp = malloc (h->payload_size);
+          if (tmp == NULL || rb_payload (s, rb, tmp, h->payload_size))
+            {
+              free (tmp);
+              return payload_lost (s, re);
+            }
+          unpack_rect (re->dst, tmp, re);
+          free (tmp);
+        }
+      else if (rb_payload (s, rb, re->dst, h->payload_size))
+        return payload_lost (s, re);
+    }
+  else if (re->dst != NULL && c.status == CL_COMPLETE
+           && re->received != (re->partial ? re->total : re->dst_size))
+    c.status = CL_OUT_OF_RESOURCES; /* the data never came */
+
+  pocl_remote_complete (s, re, &c);
+  return 0;
+}
+
+/* A part of a large read's data (READ_DATA).  The event is out of the table
+   while the bytes land in dst, so that the sweep of a lost session cannot
+   complete it meanwhile (the application could free dst).  */
+static int
+handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
+{
+  pocl_remote_read_data d;
+  remote_event *re = take_body (s, rb, h, &d, sizeof (d), "read data");
+  if (re == NULL)
+    return -1;
+  uint64_t len = h->payload_size;
+  if (re->dst == NULL || re->unpack || d.offset != re->received
+      || d.total > re->dst_size || (d.total != re->dst_size && !re->partial)
+      || (re->received != 0 && d.total != re->total) || len == 0
+      || len > d.total - d.offset)
+    {
+      POCL_MSG_ERR ("remote: %" PRIu64 " bytes at %" PRIu64 " of %" PRIu64
+                    " for event %" PRIu64 " refused\n",
+                    len, d.offset, d.total, h->id);
+      return fail_taken (s, re);
+    }
+  /* a part cut short comes again after a resume */
+  if (rb_payload (s, rb, (char *)re->dst + d.offset, len))
+    return payload_lost (s, re);
+  re->received += len;
+  re->total = d.total;
+  /* back for the next part and the COMPLETION; as in payload_lost, the
+     sweep of a session lost for good may have passed already */
+  pocl_remote_event_insert (s, re);
+  if (pocl_remote_dead (s) && pocl_remote_event_take (s, re->id) == re)
+    return fail_taken (s, re);
+  return 0;
+}
+
+/* Kernel printf output from the server goes where a local CPU device's
+   would: straight to our standard output.  */
+static int
+handle_output (rbuf *rb, const pocl_remote_hdr *h)
+{
+  char buf[4096];
+  uint64_t left = h->payload_size;
+  while (left > 0)
+    {
+      size_t chunk = left < sizeof (buf) ? (size_t)left : sizeof (buf);
+      if (rb_read (rb, buf, chunk))
+        return -1;
+      size_t off = 0;
+      while (off < chunk)
+        {
+          ssize_t w = write (STDOUT_FILENO, buf + off, chunk - off);
+          if (w <= 0)
+            break;
+          off += (size_t)w;
+        }
+      left -= chunk;
+    }
+  return 0;
+}
+
+typedef struct reader_arg
+{
+  remote_server *server;
+  int data_socket;
+} reader_arg;
+
+/* Acknowledge the server's messages every this many, or after this many
+   payload bytes: the server keeps each one (read data included) until
+   then.  */
+#define ACK_EVERY 64
+#define ACK_PAYLOAD (1u << 20)
+
+/* Sends our counts when due.  Never waits for the send lock (a sender may
+   hold it while the server, which we must keep reading, is busy): a busy
+   lock postpones the ACK to the next message.  */
+static void
+maybe_ack (remote_server *s, uint64_t payload_size)
+{
+  pocl_remote_ack a;
+  a.seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
+  a.seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
+  uint64_t total = a.seen[0] + a.seen[1];
+  uint64_t bytes = __atomic_add_fetch (&s->payload_since_ack, payload_size,
+                                       __ATOMIC_ACQ_REL);
+  if ((total - __atomic_load_n (&s->seen_at_last_ack, __ATOMIC_ACQUIRE)
+       < ACK_EVERY
+       && bytes < ACK_PAYLOAD)
+      || pthread_mutex_trylock (&s->cmd_send_lock))
+    return;
+  if (!__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
+    {
+      pocl_remote_hdr h = { POCL_RMSG_ACK, sizeof (a), 0, 0 };
+      struct iovec iov[2] = { { &h, sizeof (h) }, { &a, sizeof (a) } };
+      pocl_remote_send_iov (s->cmd_fd, s->cmd_tls, iov, 2);
+      __atomic_store_n (&s->seen_at_last_ack, total, __ATOMIC_RELEASE);
+      __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
+    }
+  pthread_mutex_unlock (&s->cmd_send_lock);
+}
+
+static int
+handle_ack (remote_server *s, rbuf *rb)
+{
+  pocl_remote_ack a;
+  unsigned i;
+  if (rb_read (rb, &a, sizeof (a)))
+    return -1;
+  for (i = 0; i < 2; ++i)
+    {
+      uint64_t old = __atomic_load_n (&s->acked[i], __ATOMIC_ACQUIRE);
+      while (a.seen[i] > old
+             && !__atomic_compare_exchange_n (&s->acked[i], &old, a.seen[i],
+                                              0, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE))
+        ;
+    }
+  return 0;
+}
+
+static void *
+reader_thread (void *p)
+{
+  reader_arg *arg = (reader_arg *)p;
+  remote_server *s = arg->server;
+  int data_socket = arg->data_socket;
+  free (arg);
+  rbuf *rb = malloc (sizeof (rbuf));
+  int broken = 0;
+  if (rb != NULL)
+    {
+      rb->fd = data_socket ? s->data_fd : s->cmd_fd;
+      rb->tls = data_socket ? s->data_tls : s->cmd_tls;
+      /* completions come on the command socket; the data socket's reader
+         mostly takes bulk data */
+      rb->spin = !data_socket;
+      rb->io_failed = 0;
+      rb->lanes = 0;
+      rb->start = rb->end = 0;
+    }
+
+  while (rb != NULL)
+    {
+      pocl_remote_hdr h;
+      if (rb_read (rb, &h, sizeof (h)))
+        break;
+      rb->lanes = POCL_RMSG_LANE_COUNT (h.type);
+      h.type = POCL_RMSG_TYPE_OF (h.type);
+      if (rb->lanes
+          && (!data_socket || rb->lanes > POCL_REMOTE_MAX_LANES
+              || (h.type != POCL_RMSG_COMPLETION
+                  && h.type != POCL_RMSG_READ_DATA)))
+        {
+          POCL_MSG_ERR ("remote: message type %u striped over %u lanes "
+                        "from %s:%u\n",
+                        h.type, rb->lanes, s->host, s->port);
+          break;
+        }
+      if (pocl_remote_body_size (h.type) != (int64_t)h.body_size)
+        {
+          POCL_MSG_ERR ("remote: bad message type %u / body %u from %s:%u\n",
+                        h.type, h.body_size, s->host, s->port);
+          break;
+        }
+      __atomic_fetch_add (&s->bytes_received,
+                          sizeof (h) + h.body_size + h.payload_size,
+                          __ATOMIC_RELAXED);
+      int r;
+      if (h.type == POCL_RMSG_ACK && !data_socket && h.payload_size == 0)
+        {
+          if (handle_ack (s, rb))
+            break;
+          continue;
+        }
+      if (h.type == POCL_RMSG_REPLY && !data_socket)
+        r = handle_reply (s, rb, &h);
+      else if (h.type == POCL_RMSG_COMPLETION)
+        r = handle_completion (s, rb, &h);
+      else if (h.type == POCL_RMSG_READ_DATA)
+        r = handle_read_data (s, rb, &h);
+      else if (h.type == POCL_RMSG_OUTPUT)
+        r = handle_output (rb, &h);
+      else
+        {
+          POCL_MSG_ERR ("remote: unexpected message type %u\n", h.type);
+          r = -1;
+        }
+      if (r)
+        break;
+      __atomic_fetch_add (&s->seen[data_socket], 1, __ATOMIC_ACQ_REL);
+      pocl_remote_complete_deferred ();
+      maybe_ack (s, h.payload_size);
+    }
+
+  broken = rb != NULL && rb->io_failed;
+  free (rb);
+  if (broken)
+    pocl_remote_connection_broken (s);
+  else
+    pocl_remote_server_lost (s);
+  pocl_remote_reader_done (s);
+  return NULL;
+}
+
+void
+pocl_remote_reader_done (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  --s->readers;
+  pthread_cond_broadcast (&s->reply_cond);
+  pthread_mutex_unlock (&s->table_lock);
+}
+
+void
+pocl_remote_count_reader (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  ++s->readers;
+  pthread_mutex_unlock (&s->table_lock);
+}
+
+int
+pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *), void *arg)
+{
+  /* Detached: a reader ends on its own when the connection does, and
+     nobody waits for it (the application may exit at any time).  */
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  int r = pthread_create (&t, &attr, fn, arg);
+  pthread_attr_destroy (&attr);
+  if (r)
+    pocl_remote_reader_done (s);
+  return r ? -1 : 0;
+}
+
+/* Starts the two reader threads of s's current sockets.  */
+int
+pocl_remote_start_readers (remote_server *s)
+{
+  int i;
+  for (i = 0; i < 2; ++i)
+    {
+      reader_arg *arg = malloc (sizeof (reader_arg));
+      if (arg == NULL)
+        return -1;
+      arg->server = s;
+      arg->data_socket = i;
+      pocl_remote_count_reader (s);
+      if (pocl_remote_spawn_reader (s, reader_thread, arg))
+        {
+          free (arg);
+          return -1;
+        }
+    }
+  return 0;
+}

@@ -1,0 +1,541 @@
+/* remote_session.c - sessions with pocld: connecting and the handshake,
+   the registry of servers (one session per host:port), peer links between
+   them, a fresh session for a device whose session died, and the goodbye
+   at exit.  */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pocl_debug.h"
+#include "pocl_remote_auth.h"
+#include "pocl_runtime_config.h"
+#include "pocl_timing.h"
+#include "remote.h"
+#include "remote_tls.h"
+
+static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
+static remote_server *servers = NULL;
+
+void
+pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
+{
+  pthread_mutex_lock (&servers_lock);
+  if (status == CL_SUCCESS)
+    {
+      __atomic_fetch_or (&a->peers, (uint64_t)1 << b->index, __ATOMIC_RELEASE);
+      __atomic_fetch_or (&b->peers, (uint64_t)1 << a->index, __ATOMIC_RELEASE);
+    }
+  /* a failed pair may be tried again by the next context */
+  a->linking &= ~((uint64_t)1 << b->index);
+  pthread_mutex_unlock (&servers_lock);
+  if (status == CL_SUCCESS)
+    POCL_MSG_PRINT_INFO ("remote: %s:%u and %s:%u are peers\n", a->host,
+                         a->port, b->host, b->port);
+  else
+    POCL_MSG_WARN ("remote: %s:%u cannot reach its peer %s:%u (%d); "
+                   "their commands synchronise through this client\n",
+                   a->host, a->port, b->peer_host, b->peer_port, status);
+}
+
+static void
+set_socket_options (int fd)
+{
+  int one = 1;
+  setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
+  /* A silently dead server or link surfaces as an error in bounded time
+     instead of a hang.  */
+  setsockopt (fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof (one));
+  int idle = 5, intvl = 1, cnt = 5;
+  setsockopt (fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof (idle));
+  setsockopt (fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof (intvl));
+  setsockopt (fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof (cnt));
+  unsigned user_timeout_ms = 10000;
+  setsockopt (fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
+              sizeof (user_timeout_ms));
+}
+
+int
+pocl_remote_connect (const char *host, uint16_t port, int timeout_ms)
+{
+  struct addrinfo hints, *res = NULL, *ai;
+  char portstr[8];
+  memset (&hints, 0, sizeof (hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  snprintf (portstr, sizeof (portstr), "%u", (unsigned)port);
+  if (getaddrinfo (host, portstr, &hints, &res) != 0)
+    {
+      POCL_MSG_ERR ("remote: cannot resolve %s\n", host);
+      return -1;
+    }
+
+  int fd = -1;
+  for (ai = res; ai; ai = ai->ai_next)
+    {
+      fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                   ai->ai_protocol);
+      if (fd < 0)
+        continue;
+      int flags = fcntl (fd, F_GETFL);
+      fcntl (fd, F_SETFL, flags | O_NONBLOCK);
+      int r = connect (fd, ai->ai_addr, ai->ai_addrlen);
+      if (r < 0 && errno == EINPROGRESS)
+        {
+          struct pollfd pfd = { fd, POLLOUT, 0 };
+          int err = 0;
+          socklen_t len = sizeof (err);
+          if (poll (&pfd, 1, timeout_ms) == 1
+              && getsockopt (fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0
+              && err == 0)
+            r = 0;
+        }
+      if (r == 0)
+        {
+          fcntl (fd, F_SETFL, flags);
+          set_socket_options (fd);
+          break;
+        }
+      close (fd);
+      fd = -1;
+    }
+  freeaddrinfo (res);
+  return fd;
+}
+
+/* The pre-shared key, from POCL_REMOTE_PSK or the file named by
+   POCL_REMOTE_PSK_FILE, into key (POCL_REMOTE_MAX_KEY bytes): its length, 0
+   without one, -1 for a bad one (logged).  */
+long
+pocl_remote_client_key (char *key)
+{
+  const char *file = getenv ("POCL_REMOTE_PSK_FILE");
+  const char *text = getenv ("POCL_REMOTE_PSK");
+  long n;
+  if (file == NULL && text == NULL)
+    return 0;
+  if (!pocl_remote_auth_available ())
+    {
+      POCL_MSG_ERR ("remote: a pre-shared key needs OpenSSL, which this "
+                    "driver was built without\n");
+      return -1;
+    }
+  if (file != NULL)
+    {
+      int loose = 0;
+      n = pocl_remote_key_file (file, key, &loose);
+      if (n < 0)
+        {
+          POCL_MSG_ERR ("remote: cannot read the key file %s: %s\n", file,
+                        strerror (errno));
+          return -1;
+        }
+    }
+  else
+    {
+      n = (long)pocl_remote_key_trim (text, strlen (text));
+      memcpy (key, text, (size_t)n);
+    }
+  if (n == 0)
+    POCL_MSG_ERR ("remote: the pre-shared key must have %u to %u bytes\n",
+                  POCL_REMOTE_MIN_KEY, POCL_REMOTE_MAX_KEY);
+  return n > 0 ? n : -1;
+}
+
+/* The handshake on fd (HELLO, AUTH_CHALLENGE, AUTH, HELLO_REPLY), bounded by
+   the socket timeout.  With a key (key_len > 0) the server must prove it;
+   without one, a server that requires one is refused.  */
+cl_int
+pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
+                       uint32_t role, uint32_t lane, const uint8_t *session_id,
+                       const uint64_t *seen, const char *key, size_t key_len,
+                       pocl_remote_hello_reply *out, uint64_t *t0,
+                       uint64_t *t1)
+{
+  pocl_remote_hdr h;
+  pocl_remote_hello hello;
+  pocl_remote_auth_challenge ch;
+  pocl_remote_auth auth;
+  memset (&hello, 0, sizeof (hello));
+  memset (&auth, 0, sizeof (auth));
+  hello.magic = POCL_REMOTE_MAGIC;
+  hello.version = POCL_REMOTE_PROTOCOL_VERSION;
+  hello.role = role;
+  hello.peer_index = lane;
+  if (session_id)
+    memcpy (hello.session_id, session_id, 16);
+  if (seen)
+    memcpy (hello.seen, seen, sizeof (hello.seen));
+  if (getrandom (hello.nonce, sizeof (hello.nonce), 0)
+      != (ssize_t)sizeof (hello.nonce))
+    return CL_OUT_OF_HOST_MEMORY;
+
+  h.type = POCL_RMSG_HELLO;
+  h.body_size = sizeof (hello);
+  h.payload_size = 0;
+  h.id = 0;
+  struct iovec iov[2] = { { &h, sizeof (h) }, { &hello, sizeof (hello) } };
+
+  struct timeval tv = { 10, 0 };
+  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+  if (tls)
+    pocl_remote_tls_set_timeout (tls, 10000);
+  hello.client_time_ns = pocl_gettimemono_ns ();
+  if (pocl_remote_send_iov (fd, tls, iov, 2)
+      || pocl_remote_read_full (fd, tls, &h, sizeof (h)))
+    return CL_DEVICE_NOT_AVAILABLE;
+  /* a refusal (version, session limit) comes at once as HELLO_REPLY */
+  if (h.type == POCL_RMSG_HELLO_REPLY && h.body_size == sizeof (*out)
+      && h.payload_size == 0
+      && pocl_remote_read_full (fd, tls, out, sizeof (*out)) == 0)
+    return out->status != CL_SUCCESS ? out->status : CL_DEVICE_NOT_AVAILABLE;
+  if (h.type != POCL_RMSG_AUTH_CHALLENGE || h.body_size != sizeof (ch)
+      || h.payload_size != 0
+      || pocl_remote_read_full (fd, tls, &ch, sizeof (ch)))
+    return CL_DEVICE_NOT_AVAILABLE;
+  h.type = POCL_RMSG_AUTH;
+  h.body_size = sizeof (auth);
+  iov[0].iov_base = &h; /* send_iov may have advanced the entries */
+  iov[0].iov_len = sizeof (h);
+  iov[1].iov_base = &auth;
+  iov[1].iov_len = sizeof (auth);
+  if (key_len > 0)
+    {
+      uint8_t want[POCL_REMOTE_MAC_SIZE];
+      if (pocl_remote_auth_proof (key, key_len, 0, &hello, ch.nonce,
+                                  auth.proof))
+        return CL_DEVICE_NOT_AVAILABLE;
+      if (!(ch.flags & POCL_REMOTE_AUTH_REQUIRED)
+          || pocl_remote_auth_proof (key, key_len, 1, &hello, ch.nonce, want)
+          || !pocl_remote_auth_equal (want, ch.proof))
+        {
+          /* Our proof still goes out: a server with another key then logs
+             the mismatch too.  It reveals nothing about the key.  */
+          pocl_remote_send_iov (fd, tls, iov, 2);
+          POCL_MSG_ERR ("remote: pocld at %s:%u does not prove our "
+                        "pre-shared key (it has another one, or none): not "
+                        "using it\n",
+                        s->host, s->port);
+          return CL_DEVICE_NOT_AVAILABLE;
+        }
+    }
+  else if (ch.flags & POCL_REMOTE_AUTH_REQUIRED)
+    {
+      pocl_remote_send_iov (fd, tls, iov, 2); /* so that the server logs why */
+      POCL_MSG_ERR ("remote: pocld at %s:%u requires a pre-shared key "
+                    "(POCL_REMOTE_PSK or POCL_REMOTE_PSK_FILE)\n",
+                    s->host, s->port);
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
+  iov[1].iov_base = &auth;
+  iov[1].iov_len = sizeof (auth);
+  /* the clock offset is estimated around this last round trip */
+  *t0 = pocl_gettimemono_ns ();
+  if (pocl_remote_send_iov (fd, tls, iov, 2)
+      || pocl_remote_read_full (fd, tls, &h, sizeof (h)))
+    {
+      if (key_len > 0)
+        POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
+                      s->host, s->port);
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
+  if (h.type != POCL_RMSG_HELLO_REPLY || h.body_size != sizeof (*out)
+      || h.payload_size != 0
+      || pocl_remote_read_full (fd, tls, out, sizeof (*out)))
+    return CL_DEVICE_NOT_AVAILABLE;
+  *t1 = pocl_gettimemono_ns ();
+  tv.tv_sec = 0;
+  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+  if (tls)
+    pocl_remote_tls_set_timeout (tls, -1);
+  if (out->magic != POCL_REMOTE_MAGIC
+      || out->version != POCL_REMOTE_PROTOCOL_VERSION)
+    {
+      POCL_MSG_ERR ("remote: server speaks protocol version %u, we %u\n",
+                    out->version, POCL_REMOTE_PROTOCOL_VERSION);
+      return CL_DEVICE_NOT_AVAILABLE;
+    }
+  if (out->status != CL_SUCCESS && key_len > 0)
+    POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
+                  s->host, s->port);
+  return out->status;
+}
+
+static cl_int
+server_connect (remote_server *s)
+{
+  long timeout_ms
+      = pocl_get_int_option ("POCL_REMOTE_CONNECT_TIMEOUT_MS", 5000);
+  pocl_remote_hello_reply rep;
+  uint64_t t0, t1, u0, u1;
+  cl_int err;
+  char key[POCL_REMOTE_MAX_KEY];
+  long key_len = pocl_remote_client_key (key);
+  if (key_len < 0)
+    return CL_DEVICE_NOT_AVAILABLE;
+
+  s->cmd_fd = pocl_remote_connect (s->host, s->port, (int)timeout_ms);
+  if (s->cmd_fd < 0)
+    return CL_DEVICE_NOT_AVAILABLE;
+  if (pocl_remote_tls_wanted ()
+      && (s->cmd_tls = pocl_remote_tls_start (s->cmd_fd, s->host, s->port,
+                                              POCL_REMOTE_ROLE_COMMAND, NULL,
+                                              (int)timeout_ms))
+             == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
+  err = pocl_remote_handshake (s, s->cmd_fd, s->cmd_tls,
+                               POCL_REMOTE_ROLE_COMMAND, 0, NULL, NULL, key,
+                               (size_t)key_len, &rep, &t0, &t1);
+  if (err != CL_SUCCESS)
+    return err;
+  memcpy (s->session_id, rep.session_id, 16);
+  s->num_devices = rep.num_devices;
+  s->clock_offset_ns = (int64_t)rep.server_time_ns - (int64_t)((t0 + t1) / 2);
+
+  s->data_fd = pocl_remote_connect (
+      s->host, (uint16_t)(s->port + POCL_REMOTE_DATA_PORT_OFFSET),
+      (int)timeout_ms);
+  if (s->data_fd < 0)
+    return CL_DEVICE_NOT_AVAILABLE;
+  if (pocl_remote_tls_wanted ()
+      && (s->data_tls = pocl_remote_tls_start (
+              s->data_fd, s->host,
+              (unsigned)s->port + POCL_REMOTE_DATA_PORT_OFFSET,
+              POCL_REMOTE_ROLE_DATA, s->session_id, (int)timeout_ms))
+             == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
+  err = pocl_remote_handshake (s, s->data_fd, s->data_tls,
+                               POCL_REMOTE_ROLE_DATA, 0, s->session_id, NULL,
+                               key, (size_t)key_len, &rep, &u0, &u1);
+  memset (key, 0, sizeof (key));
+  if (err != CL_SUCCESS)
+    return err;
+
+  s->pid = getpid ();
+  int lanes = pocl_remote_lanes_reserve (s);
+  if (pocl_remote_start_readers (s))
+    {
+      if (lanes)
+        pocl_remote_reader_done (s);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+  if (lanes)
+    pocl_remote_lanes_start (s);
+  POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
+                       s->port, s->num_devices);
+  return CL_SUCCESS;
+}
+
+/* A server record, its session not yet connected.  */
+static remote_server *
+server_new (const char *host, uint16_t port, const char *peer_host,
+            uint16_t peer_port, uint32_t index)
+{
+  remote_server *s = calloc (1, sizeof (remote_server));
+  if (s == NULL)
+    return NULL;
+  s->host = strdup (host);
+  s->peer_host = strdup (peer_host);
+  if (s->host == NULL || s->peer_host == NULL)
+    {
+      free (s->host);
+      free (s->peer_host);
+      free (s);
+      return NULL;
+    }
+  s->port = port;
+  s->index = index;
+  s->peer_port = peer_port;
+  s->cmd_fd = s->data_fd = s->lane_opening = -1;
+  pthread_mutex_init (&s->cmd_send_lock, NULL);
+  pthread_mutex_init (&s->data_send_lock, NULL);
+  pthread_mutex_init (&s->data_order_lock, NULL);
+  pthread_mutex_init (&s->table_lock, NULL);
+  pthread_cond_init (&s->reply_cond, NULL);
+  return s;
+}
+
+/* Finds or opens the connection to host:port.  peer_host/peer_port: where
+   its peers reach it (NULL: host, port + 2).  */
+remote_server *
+pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
+                        uint16_t peer_port, cl_int *err)
+{
+  static uint32_t next_index = 0;
+  remote_server *s;
+  pthread_mutex_lock (&servers_lock);
+  for (s = servers; s; s = s->next)
+    if (s->port == port && strcmp (s->host, host) == 0)
+      break;
+  if (s)
+    {
+      pthread_mutex_unlock (&servers_lock);
+      *err = pocl_remote_dead (s) ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
+      return s;
+    }
+
+  s = server_new (host, port, peer_host ? peer_host : host,
+                  peer_host ? peer_port
+                            : (uint16_t)(port + POCL_REMOTE_PEER_PORT_OFFSET),
+                  next_index++);
+  if (s == NULL)
+    {
+      pthread_mutex_unlock (&servers_lock);
+      *err = CL_OUT_OF_HOST_MEMORY;
+      return NULL;
+    }
+
+  *err = server_connect (s);
+  if (*err != CL_SUCCESS)
+    {
+      POCL_MSG_ERR ("remote: cannot connect to pocld at %s:%u\n", host, port);
+      __atomic_store_n (&s->dead, 1, __ATOMIC_RELEASE);
+    }
+  s->next = servers;
+  servers = s;
+  pthread_mutex_unlock (&servers_lock);
+  return s;
+}
+
+/* The old record stays allocated (threads of its session may still hold
+   it, and it never revives: its commands have all failed), but leaves the
+   registry; the new one takes its index, which no peer is linked to any
+   more.  */
+remote_server *
+pocl_remote_server_renew (remote_server *old, uint64_t epoch, cl_int *err)
+{
+  remote_server *s, **p;
+  pthread_mutex_lock (&servers_lock);
+  for (p = &servers; *p && *p != old; p = &(*p)->next)
+    ;
+  if (*p == NULL)
+    {
+      /* another thread renewed it already */
+      pthread_mutex_unlock (&servers_lock);
+      *err = CL_DEVICE_NOT_AVAILABLE;
+      return NULL;
+    }
+  s = server_new (old->host, old->port, old->peer_host, old->peer_port,
+                  old->index);
+  if (s == NULL)
+    {
+      pthread_mutex_unlock (&servers_lock);
+      *err = CL_OUT_OF_HOST_MEMORY;
+      return NULL;
+    }
+  s->epoch = epoch;
+  *err = server_connect (s);
+  if (*err == CL_SUCCESS && s->num_devices < old->num_devices)
+    {
+      POCL_MSG_ERR ("remote: %s:%u now serves %u devices, %u before\n",
+                    s->host, s->port, s->num_devices, old->num_devices);
+      *err = CL_DEVICE_NOT_AVAILABLE;
+    }
+  if (*err != CL_SUCCESS)
+    {
+      /* The server ends a half-made session when its sockets close.  A
+         session refused for its device count has readers that may still
+         use the record, which therefore is not freed.  */
+      __atomic_store_n (&s->leaving, 1, __ATOMIC_RELEASE);
+      __atomic_store_n (&s->dead, 1, __ATOMIC_RELEASE);
+      if (s->cmd_fd >= 0)
+        shutdown (s->cmd_fd, SHUT_RDWR);
+      if (s->data_fd >= 0)
+        shutdown (s->data_fd, SHUT_RDWR);
+      pthread_mutex_unlock (&servers_lock);
+      return NULL;
+    }
+  uint64_t bit = (uint64_t)1 << old->index;
+  remote_server *o;
+  for (o = servers; o; o = o->next)
+    if (o != old && old->index < 64)
+      {
+        __atomic_fetch_and (&o->peers, ~bit, __ATOMIC_RELEASE);
+        o->linking &= ~bit;
+      }
+  s->next = old->next;
+  *p = s;
+  pthread_mutex_unlock (&servers_lock);
+  POCL_MSG_WARN ("remote: a new session with %s:%u for contexts from id %"
+                 PRIu64 " on\n",
+                 s->host, s->port, epoch);
+  return s;
+}
+
+/* Introduces a and b: a connects to b's session as its peer, so that
+   completions and migrated buffers between them go server to server.
+   Asynchronous: clCreateContext calls it holding PoCL's global context
+   lock, which a reader thread may need before it can read the reply; until
+   the reply, their commands synchronise through this client.  */
+void
+pocl_remote_peer_link (remote_server *a, remote_server *b)
+{
+  if (a == b || a->index >= POCL_REMOTE_MAX_PEERS
+      || b->index >= POCL_REMOTE_MAX_PEERS || pocl_remote_dead (a)
+      || pocl_remote_dead (b))
+    return;
+  pthread_mutex_lock (&servers_lock);
+  uint64_t bit = (uint64_t)1 << b->index;
+  int start = !(pocl_remote_linked (a, b) || pocl_remote_linked (b, a)
+                || (a->linking & bit) || (b->linking & ((uint64_t)1 << a->index)));
+  if (start)
+    a->linking |= bit;
+  pthread_mutex_unlock (&servers_lock);
+  if (!start)
+    return;
+  remote_request *req = calloc (1, sizeof (remote_request));
+  if (req == NULL)
+    {
+      pocl_remote_peer_linked (a, b, CL_OUT_OF_HOST_MEMORY);
+      return;
+    }
+  pocl_remote_connect_peer c;
+  memset (&c, 0, sizeof (c));
+  c.self_index = a->index;
+  c.peer_index = b->index;
+  c.port = b->peer_port;
+  c.host_len = (uint32_t)strlen (b->peer_host);
+  memcpy (c.session_id, b->session_id, 16);
+  struct iovec host = { b->peer_host, c.host_len };
+  req->type = POCL_RMSG_CONNECT_PEER;
+  req->detached = 1;
+  req->link = b;
+  pthread_mutex_lock (&a->table_lock);
+  req->id = ++a->next_request_id;
+  req->next = a->requests;
+  a->requests = req;
+  pthread_mutex_unlock (&a->table_lock);
+  /* on failure the loss handler frees it with the other requests */
+  pocl_remote_send (a, 0, POCL_RMSG_CONNECT_PEER, req->id, &c, sizeof (c),
+                    &host, 1);
+}
+
+/* An application that exits tells its servers, which end its sessions at
+   once instead of keeping them for a reconnect.  Only the process that
+   connected says it: a forked child exiting must not end its parent's
+   sessions.  */
+static void __attribute__ ((destructor))
+pocl_remote_say_goodbye (void)
+{
+  remote_server *s;
+  if (pthread_mutex_trylock (&servers_lock))
+    return;
+  for (s = servers; s; s = s->next)
+    if (s->pid == getpid () && !pocl_remote_dead (s)
+        && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
+      {
+        /* the server closes now: no reconnect thread while we exit */
+        __atomic_store_n (&s->leaving, 1, __ATOMIC_RELEASE);
+        pocl_remote_send (s, 0, POCL_RMSG_BYE, 0, NULL, 0, NULL, 0);
+      }
+  pthread_mutex_unlock (&servers_lock);
+}
+
