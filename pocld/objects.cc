@@ -10,9 +10,17 @@ namespace pocld {
 
 namespace {
 
-constexpr cl_mem_flags kAccessFlags =
-    CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY |
+constexpr cl_mem_flags kHostAccessFlags =
     CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+constexpr cl_mem_flags kAccessFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |
+                                      CL_MEM_READ_ONLY | kHostAccessFlags;
+
+// The native object gets the device access flags only: the client's runtime
+// enforces host access on the application's calls, and its driver must still
+// read and write any object to migrate it (a HOST_READ_ONLY buffer's initial
+// contents, a HOST_WRITE_ONLY one's for a map), which the native runtime
+// would refuse.
+cl_mem_flags native_flags(uint64_t flags) { return flags & ~kHostAccessFlags; }
 
 template <class T> T body(const Msg &m) { return load<T>(m.body); }
 
@@ -167,7 +175,7 @@ bool Session::create_buffer(const Msg &m)
     uint32_t platform = devs_.devices[c.device].platform;
     cl_context ctx = context(platform, err);
     if (ctx != nullptr)
-      mem = clCreateBuffer(ctx, c.flags, c.size, nullptr, &err);
+      mem = clCreateBuffer(ctx, native_flags(c.flags), c.size, nullptr, &err);
     if (mem != nullptr)
       mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++, {}});
   }
@@ -208,7 +216,8 @@ bool Session::create_image(const Msg &m)
     cl_context ctx = context(devs_.devices[c.device].platform, err);
     cl_image_format fmt{c.channel_order, c.channel_type};
     if (ctx != nullptr)
-      mem = clCreateImage(ctx, c.flags, &fmt, &desc, nullptr, &err);
+      mem = clCreateImage(ctx, native_flags(c.flags), &fmt, &desc, nullptr,
+                          &err);
   }
   if (mem != nullptr) {
     size_t pixel = 0;
