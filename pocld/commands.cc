@@ -551,13 +551,19 @@ bool Session::mem_command(const Decoded &d)
     return run(id, c.cmd, d.waits, *q, st, kind, nullptr, enqueue) !=
            Outcome::Protocol;
   };
-  // Images: the packed host size is region * pixel size.
+  // Images: the packed host size is region * pixel size.  A client that
+  // disagrees gets an error for the command; the framing holds (the data
+  // is data_size bytes either way).
   auto image_size_ok = [&](const Mem &img) {
     uint64_t n;
     if (volume(c.region, img.pixel_size, n) && n == c.data_size)
       return true;
-    LOG_ERR(sid_, "image data size %llu does not match the region",
-            (unsigned long long)c.data_size);
+    LOG_ERR(sid_,
+            "image data size %llu does not match the region %llux%llux%llu "
+            "of %u-byte pixels; command %llu refused",
+            (unsigned long long)c.data_size, (unsigned long long)c.region[0],
+            (unsigned long long)c.region[1], (unsigned long long)c.region[2],
+            img.pixel_size, (unsigned long long)id);
     return false;
   };
 
@@ -570,7 +576,7 @@ bool Session::mem_command(const Decoded &d)
     if (src == nullptr)
       return fail(CL_INVALID_MEM_OBJECT);
     if (type == POCL_RMSG_READ_IMAGE && !image_size_ok(*src))
-      return false;
+      return fail(CL_INVALID_VALUE);
     if (type == POCL_RMSG_READ &&
         !in_bounds(*src, c.src_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);
@@ -632,7 +638,7 @@ bool Session::mem_command(const Decoded &d)
     if (dst == nullptr)
       return fail(CL_INVALID_MEM_OBJECT);
     if (type == POCL_RMSG_WRITE_IMAGE && !image_size_ok(*dst))
-      return false;
+      return fail(CL_INVALID_VALUE);
     if (type == POCL_RMSG_WRITE &&
         !in_bounds(*dst, c.dst_origin[0], c.region[0]))
       return fail(CL_INVALID_VALUE);

@@ -3,6 +3,7 @@
 #include "session.hh"
 
 #include "log.hh"
+#include "pocl_remote_pixel.h"
 
 #include <algorithm>
 
@@ -211,6 +212,11 @@ bool Session::create_image(const Msg &m)
     else
       desc.buffer = backing->buf;
   }
+  // Image data on the wire is sized with this pixel size (the client's).
+  const uint32_t pixel =
+      pocl_remote_pixel_size(c.channel_order, c.channel_type);
+  if (err == CL_SUCCESS && pixel == 0)
+    err = CL_IMAGE_FORMAT_NOT_SUPPORTED;
   cl_mem mem = nullptr;
   if (err == CL_SUCCESS) {
     cl_context ctx = context(devs_.devices[c.device].platform, err);
@@ -220,22 +226,28 @@ bool Session::create_image(const Msg &m)
                           &err);
   }
   if (mem != nullptr) {
-    size_t pixel = 0;
-    clGetImageInfo(mem, CL_IMAGE_ELEMENT_SIZE, sizeof pixel, &pixel, nullptr);
-    if (pixel == 0) {
+    // The native runtime packs host data with its own element size.
+    size_t native = 0;
+    clGetImageInfo(mem, CL_IMAGE_ELEMENT_SIZE, sizeof native, &native,
+                   nullptr);
+    if (native != pixel) {
+      LOG_ERR(sid_,
+              "image format %#x/%#x: the device's pixel is %zu bytes, "
+              "OpenCL's %u; refused",
+              c.channel_order, c.channel_type, native, pixel);
       clReleaseMemObject(mem);
-      err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+      err = CL_IMAGE_FORMAT_NOT_SUPPORTED;
     } else if (backing != nullptr) {
       clRetainMemObject(backing->buf);
       mems_.emplace(c.mem_id, Mem{mem,
                                   backing->buf,
-                                  uint32_t(pixel),
+                                  pixel,
                                   backing->size,
                                   next_serial_++,
                                   {}});
     } else
       mems_.emplace(c.mem_id,
-                    Mem{mem, nullptr, uint32_t(pixel), 0, next_serial_++, {}});
+                    Mem{mem, nullptr, pixel, 0, next_serial_++, {}});
   }
   if (err == CL_SUCCESS) {
     // The image exists, so its type and sizes are valid.

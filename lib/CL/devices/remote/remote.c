@@ -9,6 +9,7 @@
 #include "devices.h"
 #include "pocl_image_util.h"
 #include "pocl_remote.h"
+#include "pocl_remote_pixel.h"
 #include "pocl_util.h"
 #include "pocl_remote_ext.h"
 #include "remote.h"
@@ -213,16 +214,25 @@ store_image_formats (cl_device_id dev, uint32_t type, const char *v,
   int idx = opencl_image_type_to_index ((cl_mem_object_type)type);
   if (idx < 0 || idx >= NUM_OPENCL_IMAGE_TYPES || size % 8 != 0 || size == 0)
     return;
-  cl_uint n = size / 8, i;
-  cl_image_format *f = calloc (n, sizeof (cl_image_format));
+  cl_uint n = 0, i;
+  cl_image_format *f = calloc (size / 8, sizeof (cl_image_format));
   if (f == NULL)
     return;
-  for (i = 0; i < n; ++i)
+  for (i = 0; i < size / 8; ++i)
     {
       uint32_t pair[2];
       memcpy (pair, v + i * 8, 8);
-      f[i].image_channel_order = pair[0];
-      f[i].image_channel_data_type = pair[1];
+      /* only formats that the wire can size (PoCL's own sizes agree, see
+         patch 0130) */
+      if (pocl_remote_pixel_size (pair[0], pair[1]) == 0)
+        continue;
+      f[n].image_channel_order = pair[0];
+      f[n++].image_channel_data_type = pair[1];
+    }
+  if (n == 0)
+    {
+      free (f);
+      return;
     }
   dev->image_formats[idx] = f;
   dev->num_image_formats[idx] = n;

@@ -5,16 +5,20 @@
 #include <string.h>
 
 #include "pocl_image_util.h"
+#include "pocl_remote_pixel.h"
 #include "pocl_util.h"
 #include "remote.h"
 
 /* NDRange argument blobs up to this size stay on the stack.  */
 #define STACK_ARGS 2048
 
+/* pocld sizes image data with the same function; the device advertises only
+   formats where it agrees with PoCL's own (store_image_formats).  */
 static size_t
 pixel_size (cl_mem image)
 {
-  return (size_t)image->image_elem_size * image->image_channels;
+  return pocl_remote_pixel_size (image->image_channel_order,
+                                 image->image_channel_data_type);
 }
 
 /* Sends one memory command; the data, if any, follows the waits inline or
