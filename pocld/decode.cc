@@ -3,6 +3,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace pocld {
 
@@ -173,7 +174,8 @@ bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
     }
   } else
     ok = c.kind == POCL_REMOTE_BUILD_SOURCE ||
-         c.kind == POCL_REMOTE_BUILD_BINARY;
+         c.kind == POCL_REMOTE_BUILD_BINARY ||
+         c.kind == POCL_REMOTE_BUILD_LOAD;
   if (!ok || cur.left() != 0)
     return e.fail("BUILD_PROGRAM: malformed payload (kind %u, count %u)",
                   c.kind, c.count);
@@ -181,6 +183,43 @@ bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
 }
 
 } // namespace
+
+uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+  const uint8_t *b = static_cast<const uint8_t *>(p);
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+bool check_binary(const uint8_t *b, uint64_t n, uint64_t device_key,
+                  const uint8_t **native, uint64_t *native_len,
+                  DecodeError &e)
+{
+  static const uint8_t spirv[4] = {0x03, 0x02, 0x23, 0x07};
+  static const uint8_t bitcode[4] = {'B', 'C', 0xC0, 0xDE};
+  static const uint8_t bc_wrapper[4] = {0xDE, 0xC0, 0x17, 0x0B};
+  *native = b;
+  *native_len = n;
+  if (n >= 4 && (std::memcmp(b, spirv, 4) == 0 ||
+                 std::memcmp(b, bitcode, 4) == 0 ||
+                 std::memcmp(b, bc_wrapper, 4) == 0))
+    return true;
+  pocl_remote_binary_header h;
+  if (n < sizeof h)
+    return e.fail("binary of %llu bytes is none of this server's",
+                  (unsigned long long)n);
+  std::memcpy(&h, b, sizeof h);
+  if (std::memcmp(h.magic, POCL_REMOTE_BINARY_MAGIC, sizeof h.magic) != 0)
+    return e.fail("binary is none of this server's (no header)");
+  if (h.device_key != device_key)
+    return e.fail("binary was made for another platform or device");
+  if (h.size != n - sizeof h || fnv1a(b + sizeof h, h.size) != h.checksum)
+    return e.fail("binary is damaged (size or checksum)");
+  *native = b + sizeof h;
+  *native_len = h.size;
+  return true;
+}
 
 bool DecodeError::fail(const char *fmt, ...)
 {

@@ -87,4 +87,17 @@ struct Decoded {
 bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
             const uint8_t *payload, Decoded &d, DecodeError &e);
 
+// FNV-1a 64 of n bytes, continuing from `h` (start: kFnvBasis).
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
+uint64_t fnv1a(const void *p, size_t n, uint64_t h = kFnvBasis);
+
+// A binary a client sends for BUILD_PROGRAM BINARY or LOAD: one this
+// server's device `device_key` made (behind a pocl_remote_binary_header,
+// checksum intact), whose native bytes go to *native, or SPIR or SPIR-V,
+// which go as they are.  False, with the reason in `e`, for anything else:
+// a vendor library is never handed a binary of another platform or device.
+bool check_binary(const uint8_t *b, uint64_t n, uint64_t device_key,
+                  const uint8_t **native, uint64_t *native_len,
+                  DecodeError &e);
+
 } // namespace pocld

@@ -1,6 +1,8 @@
 // devices.cc - platform/device discovery and the DEVICE_INFO payload.
 #include "devices.hh"
 
+#include "decode.hh"
+
 #include "log.hh"
 #include "wire.hh"
 
@@ -450,6 +452,12 @@ Devices discover_devices(const char *sid, bool verbose,
                     dev.cl_minor);
       dev.host_timer = host_timer && at_least_2_1(dev.cl_major, dev.cl_minor);
       dev.name = device_string(dev.id, CL_DEVICE_NAME);
+      std::string bin_key = platform_string(pid, CL_PLATFORM_NAME) + '\n' +
+                        platform_string(pid, CL_PLATFORM_VERSION) + '\n' +
+                        dev.name + '\n' +
+                        device_string(dev.id, CL_DEVICE_VERSION) + '\n' +
+                        device_string(dev.id, CL_DRIVER_VERSION);
+      dev.binary_key = fnv1a(bin_key.data(), bin_key.size());
       dev.info = info_payload(dev.id);
       append_image_formats(dev.info, dev.id);
       // Devices of one platform share a context: the client migrates

@@ -38,6 +38,9 @@ struct Device {
   int cl_major, cl_minor; // from CL_DEVICE_VERSION
   bool host_timer;        // clGetDeviceAndHostTimer is usable
   std::string name;
+  // Names the platform and device in the binaries this server hands out
+  // (pocl_remote_binary_header): a binary with another key is refused.
+  uint64_t binary_key;
   // The DEVICE_INFO reply payload, built once: device info never changes.
   std::vector<uint8_t> info;
 };

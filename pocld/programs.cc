@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace pocld {
@@ -256,6 +257,23 @@ std::string native_options(const uint8_t *opts, size_t len, bool arg_info)
   return out;
 }
 
+// A compiled object or library, built or made from its binary: what
+// clLinkProgram takes.
+bool linkable(cl_program p, cl_device_id dev)
+{
+  cl_build_status bs = CL_BUILD_ERROR;
+  cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
+  if (clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs,
+                            nullptr) != CL_SUCCESS ||
+      clGetProgramBuildInfo(p, dev, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt,
+                            nullptr) != CL_SUCCESS)
+    return false;
+  return bs == CL_BUILD_SUCCESS ||
+         (bs == CL_BUILD_NONE &&
+          (bt == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT ||
+           bt == CL_PROGRAM_BINARY_TYPE_LIBRARY));
+}
+
 // Creates and builds/compiles/links the program natively.  Returns the
 // program (possibly with a failed build, for its log) or nullptr; err: the
 // build's return code.
@@ -269,11 +287,12 @@ make_program(cl_context ctx, cl_device_id dev, uint32_t kind,
   cl_program prog = nullptr;
   const char *text = reinterpret_cast<const char *>(body);
   switch (kind) {
-  case POCL_REMOTE_BUILD_BINARY: {
+  case POCL_REMOTE_BUILD_BINARY:
+  case POCL_REMOTE_BUILD_LOAD: {
     cl_int bin_status = CL_SUCCESS;
     prog = clCreateProgramWithBinary(ctx, 1, &dev, &body_len, &body,
                                      &bin_status, &err);
-    if (prog != nullptr)
+    if (prog != nullptr && kind == POCL_REMOTE_BUILD_BINARY)
       err = clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr);
     return prog;
   }
@@ -318,6 +337,7 @@ bool Session::build_program(const Decoded &msg)
 {
   const pocl_remote_build_program &c = msg.build;
   const uint8_t *opts = msg.options, *src = msg.data;
+  uint64_t body_len = c.body_len;
   std::vector<std::string> header_names;
   for (auto &n : msg.header_names)
     header_names.emplace_back(n.first, n.second);
@@ -335,16 +355,26 @@ bool Session::build_program(const Decoded &msg)
       err = CL_INVALID_VALUE;
   cl_program prog = nullptr;
   const Device *d = err == CL_SUCCESS ? &devs_.devices[c.device] : nullptr;
+  // Binaries: this server's own (or SPIR), else the vendor library is not
+  // asked at all (NVIDIA's aborts the process on a foreign one).
+  if (d != nullptr && (c.kind == POCL_REMOTE_BUILD_BINARY ||
+                       c.kind == POCL_REMOTE_BUILD_LOAD)) {
+    DecodeError why;
+    uint64_t native_len = 0;
+    if (!check_binary(src, c.body_len, d->binary_key, &src, &native_len,
+                      why)) {
+      LOG_WARN(sid_, "program %llu refused: %s",
+               (unsigned long long)c.prog_id, why.why);
+      err = CL_INVALID_BINARY;
+    }
+    body_len = native_len;
+  }
   std::vector<cl_program> in;
   for (uint64_t pid : inputs) {
     auto it = programs_.find(pid);
-    cl_build_status bs = CL_BUILD_ERROR;
     if (it == programs_.end())
       err = CL_INVALID_PROGRAM;
-    else if (d != nullptr && (clGetProgramBuildInfo(
-                                  it->second.p, d->id, CL_PROGRAM_BUILD_STATUS,
-                                  sizeof bs, &bs, nullptr) != CL_SUCCESS ||
-                              bs != CL_BUILD_SUCCESS))
+    else if (d != nullptr && !linkable(it->second.p, d->id))
       // Nothing to link; PoCL 3.1 would leak the failed input and abort
       // when the session's context is released.
       err = CL_LINK_PROGRAM_FAILURE;
@@ -358,7 +388,7 @@ bool Session::build_program(const Decoded &msg)
                      c.kind == POCL_REMOTE_BUILD_COMPILE) &&
                     (d->cl_major > 1 || d->cl_minor >= 2);
     std::string options = native_options(opts, c.options_len, arg_info);
-    prog = make_program(ctx, d->id, c.kind, options, src, c.body_len,
+    prog = make_program(ctx, d->id, c.kind, options, src, body_len,
                         header_names, header_srcs, in, err);
     // NVIDIA's compiler fails on a kernel without arguments when asked for
     // argument info (ptxas: "Parsing error near '}'"); this is why upstream
@@ -368,7 +398,7 @@ bool Session::build_program(const Decoded &msg)
       if (prog != nullptr)
         clReleaseProgram(prog);
       options = native_options(opts, c.options_len, false);
-      prog = make_program(ctx, d->id, c.kind, options, src, c.body_len,
+      prog = make_program(ctx, d->id, c.kind, options, src, body_len,
                           header_names, header_srcs, in, err);
       if (err == CL_SUCCESS)
         LOG_INFO(sid_, "program builds only without -cl-kernel-arg-info");
@@ -390,6 +420,7 @@ bool Session::build_program(const Decoded &msg)
     // Compiled objects have no kernels; only executables are described.
     cl_uint nk = 0;
     if (err == CL_SUCCESS && c.kind != POCL_REMOTE_BUILD_COMPILE &&
+        c.kind != POCL_REMOTE_BUILD_LOAD &&
         clCreateKernelsInProgram(prog, 0, nullptr, &nk) == CL_SUCCESS &&
         nk > 0 && nk <= POCL_REMOTE_MAX_KERNELS) {
       std::vector<cl_kernel> ks(nk);
@@ -443,6 +474,15 @@ bool Session::get_program_binary(const Msg &m)
     err = CL_INVALID_PROGRAM;
   else
     err = program_binary(it->second.p, devs_.devices[c.device].id, binary);
+  if (err == CL_SUCCESS && !binary.empty()) {
+    pocl_remote_binary_header h{};
+    std::memcpy(h.magic, POCL_REMOTE_BINARY_MAGIC, sizeof h.magic);
+    h.device_key = devs_.devices[c.device].binary_key;
+    h.checksum = fnv1a(binary.data(), binary.size());
+    h.size = binary.size();
+    binary.insert(binary.begin(), reinterpret_cast<const uint8_t *>(&h),
+                  reinterpret_cast<const uint8_t *>(&h) + sizeof h);
+  }
   if (err == CL_SUCCESS && binary.size() > POCL_REMOTE_MAX_PAYLOAD) {
     LOG_WARN(sid_, "binary of %zu bytes is over the reply limit",
              binary.size());

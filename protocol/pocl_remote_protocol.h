@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 8u
+#define POCL_REMOTE_PROTOCOL_VERSION 9u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -379,6 +379,9 @@ typedef struct pocl_remote_create_image
 #define POCL_REMOTE_BUILD_BINARY 1u  /* payload: options, binary */
 #define POCL_REMOTE_BUILD_COMPILE 2u /* payload: options, source, headers */
 #define POCL_REMOTE_BUILD_LINK 3u    /* payload: options, uint64 prog ids */
+/* payload: options, binary; the program is only created (a compiled object
+   or library from its binary, an input of a later LINK), not built */
+#define POCL_REMOTE_BUILD_LOAD 4u
 typedef struct pocl_remote_build_program
 {
   uint64_t prog_id;
@@ -391,6 +394,23 @@ typedef struct pocl_remote_build_program
      src_len, name, src).  LINK: count uint64 program ids.  */
 } pocl_remote_build_program;
 
+/* A native binary as pocld hands it out (GET_PROGRAM_BINARY) and takes it
+   back (BUILD_PROGRAM kinds BINARY and LOAD): the header names the
+   platform and device it was made for and carries a checksum of the size
+   native bytes after it, so that pocld refuses a binary of another platform
+   or a damaged one with CL_INVALID_BINARY before a vendor library sees it.
+   The checksum guards against mistakes, not against a hostile client, whose
+   session is a process of its own.  */
+#define POCL_REMOTE_BINARY_MAGIC "PoCLRbin"
+typedef struct pocl_remote_binary_header
+{
+  char magic[8];
+  uint64_t device_key; /* FNV-1a of the server platform's and device's
+                          names and versions */
+  uint64_t checksum;   /* FNV-1a 64 of the native bytes */
+  uint64_t size;       /* native bytes that follow */
+} pocl_remote_binary_header;
+
 typedef struct pocl_remote_build_reply
 {
   int32_t build_status; /* cl_build_status */
@@ -399,7 +419,8 @@ typedef struct pocl_remote_build_reply
 } pocl_remote_build_reply;
 
 /* What clGetProgramInfo (CL_PROGRAM_BINARIES) returns on the server for
-   program prog_id, built by BUILD_PROGRAM for this device.  */
+   program prog_id, built by BUILD_PROGRAM for this device, behind a
+   pocl_remote_binary_header.  */
 typedef struct pocl_remote_get_program_binary
 {
   uint64_t prog_id;
@@ -640,6 +661,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_buffer) == 32, "cb");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_image) == 96, "ci");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_program) == 32, "bp");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_reply) == 16, "br");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_binary_header) == 32, "bh");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_get_program_binary) == 16,
                            "gpb");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_meta) == 96, "km");

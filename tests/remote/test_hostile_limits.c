@@ -324,6 +324,55 @@ foreign_cap (raw_session *s)
    pocld writes what came as it comes, so it must log the cut and drop the
    connection (for a resume that will not come) rather than wait for the
    bytes, and never report the write complete.  */
+/* BUILD_PROGRAM with a binary pocld did not make for this device: bytes
+   without its header, a header naming another device, a checksum that does
+   not match.  Each gets CL_INVALID_BINARY and a log line, and no vendor
+   library sees it (NVIDIA's aborts the process on a foreign binary).  */
+static void
+foreign_binaries (raw_session *s)
+{
+  struct
+  {
+    pocl_remote_build_program bp;
+    pocl_remote_binary_header bh;
+    unsigned char native[64];
+  } m;
+  const char *what[3] = { "headerless", "another device's", "damaged" };
+  for (int i = 0; i < 3; ++i)
+    for (uint32_t kind = POCL_REMOTE_BUILD_BINARY;
+         kind <= POCL_REMOTE_BUILD_LOAD; kind += POCL_REMOTE_BUILD_LOAD
+                                                 - POCL_REMOTE_BUILD_BINARY)
+      {
+        memset (&m, 0x5a, sizeof (m));
+        memset (&m.bp, 0, sizeof (m.bp));
+        m.bp.prog_id = 0x700 + (uint64_t)i;
+        m.bp.kind = kind;
+        m.bp.body_len = sizeof (m.bh) + sizeof (m.native);
+        if (i > 0)
+          {
+            memcpy (m.bh.magic, POCL_REMOTE_BINARY_MAGIC, 8);
+            m.bh.size = sizeof (m.native);
+            m.bh.checksum = 0x1234;
+          }
+        int32_t st = 0;
+        if (raw_request (s, POCL_RMSG_BUILD_PROGRAM, &m.bp, sizeof (m.bp),
+                         &m.bh, m.bp.body_len, &st))
+          fail ("BUILD_PROGRAM with a %s binary: connection closed", what[i]);
+        if (st != CL_INVALID_BINARY)
+          fail ("a %s binary (kind %u) got %d (%s), expected "
+                "CL_INVALID_BINARY",
+                what[i], kind, st, clerr (st));
+      }
+  if (!logged ("refused: binary is none of this server's")
+      || !logged ("refused: binary was made for another platform or device"))
+    fail ("no log lines for the refused binaries in %s", pocld_log);
+  send_marker (s, 7000, NULL, 0);
+  if (await_completion (s, 7000, NULL) != CL_COMPLETE)
+    fail ("the session is not served after the refused binaries");
+  note ("binaries without pocld's header, for another device or damaged: "
+        "CL_INVALID_BINARY, session served");
+}
+
 static void
 write_cut (void)
 {
@@ -380,6 +429,7 @@ main (int argc, char **argv)
   pending_limit (&s);
   rect_bounds (&s);
   notify_flood (&s);
+  foreign_binaries (&s);
   foreign_cap (&s);
   raw_close (&s);
   write_cut ();

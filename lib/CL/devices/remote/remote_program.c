@@ -256,7 +256,7 @@ build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
      nothing in it.  */
   if (err == CL_SUCCESS && kind == POCL_REMOTE_BUILD_BINARY)
     set_build_hash (program, device_i, body_iov, body_count);
-  else if (err == CL_SUCCESS)
+  else if (err == CL_SUCCESS && kind != POCL_REMOTE_BUILD_LOAD)
     set_build_hash (program, device_i, iov, n);
   return err;
 }
@@ -391,13 +391,33 @@ pocl_remote_link_program (cl_program program, cl_uint device_i,
 {
   cl_device_id dev = program->devices[device_i];
   uint64_t *ids = calloc (num_input_programs, sizeof (uint64_t));
-  cl_uint i;
+  cl_uint i, j;
   if (ids == NULL)
     return CL_OUT_OF_HOST_MEMORY;
   for (i = 0; i < num_input_programs; ++i)
-    ids[i] = pocl_remote_wire_id (input_programs[i]->id, dev);
+    {
+      cl_program in = input_programs[i];
+      ids[i] = pocl_remote_wire_id (in->id, dev);
+      /* made from a binary and never built: the server has no program of
+         that id yet */
+      for (j = 0; j < in->num_devices && in->devices[j] != dev; ++j)
+        ;
+      if (in->build_status == CL_BUILD_SUCCESS || j == in->num_devices
+          || in->binaries[j] == NULL)
+        continue;
+      struct iovec bin = { in->binaries[j], in->binary_sizes[j] };
+      int err = build (in, j, POCL_REMOTE_BUILD_LOAD, "", &bin, 1, 0,
+                       bin.iov_len);
+      if (err != CL_SUCCESS)
+        {
+          free (ids);
+          return err;
+        }
+    }
   struct iovec iov = { ids, num_input_programs * sizeof (uint64_t) };
-  int err = build (program, device_i, POCL_REMOTE_BUILD_LINK, "", &iov, 1,
+  /* PoCL took -create-library out of the options */
+  int err = build (program, device_i, POCL_REMOTE_BUILD_LINK,
+                   create_library ? "-create-library " : "", &iov, 1,
                    num_input_programs, 0);
   free (ids);
   return err;
