@@ -138,6 +138,21 @@ const InfoParam kParams[] = {
     {CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, Kind::Raw},
     {CL_DEVICE_PIPE_SUPPORT, Kind::Raw},
     {CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED, Kind::Raw},
+    // Extensions' queries, which the client answers from these values
+    // (those the device does not answer are left out, as locally).
+    {CL_DEVICE_UUID_KHR, Kind::Raw},
+    {CL_DRIVER_UUID_KHR, Kind::Raw},
+    {CL_DEVICE_LUID_VALID_KHR, Kind::Raw},
+    {CL_DEVICE_LUID_KHR, Kind::Raw},
+    {CL_DEVICE_NODE_MASK_KHR, Kind::Raw},
+    {CL_DEVICE_PCI_BUS_INFO_KHR, Kind::Raw},
+    {CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, Kind::Raw},
+    {CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, Kind::Raw},
+    {CL_DEVICE_REGISTERS_PER_BLOCK_NV, Kind::Raw},
+    {CL_DEVICE_WARP_SIZE_NV, Kind::Raw},
+    {CL_DEVICE_GPU_OVERLAP_NV, Kind::Raw},
+    {CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV, Kind::Raw},
+    {CL_DEVICE_INTEGRATED_MEMORY_NV, Kind::Raw},
 };
 
 void append(std::vector<uint8_t> &v, const void *p, size_t n)

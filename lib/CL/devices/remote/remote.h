@@ -171,6 +171,10 @@ typedef struct remote_device_data
   uint32_t platform;      /* the server's platform index of the device */
   char *build_hash;
   char *opencl_c_version; /* the server's CL_DEVICE_OPENCL_C_VERSION */
+  /* DEVICE_INFO entries PoCL has no field for (extensions' queries such as
+     CL_DEVICE_UUID_KHR), as received: answered from here */
+  char *other_info;
+  uint64_t other_info_len;
 } remote_device_data;
 
 /* Per-command driver data, hung on cl_event->data.  */
@@ -216,6 +220,9 @@ struct remote_event
      CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, whatever the server's
      runtime made of it (as a local device, pocl_remote_notify_dep) */
   int dep_failed;
+  /* marked CL_RUNNING under a dependency's lock: its CL_RUNNING callbacks
+     are called with the completion (mark_running) */
+  int running_callbacks_owed;
   /* the server's completion, held while dependencies are still pending */
   int deferred;
   pocl_remote_completion completion;
