@@ -10,8 +10,8 @@
      buffer, 1D array, 2D, 2D array, 3D): CL_IMAGE_ELEMENT_SIZE is OpenCL's
      pixel size; created from a host array with a padded row pitch, read
      whole, a sub-region written with padded host pitches, copied to a
-     buffer at an offset and from it into a second image, mapped for reading
-     and for writing;
+     buffer at an offset and from it into a second image (with
+     CL_MEM_ALLOC_HOST_PTR), mapped for reading and for writing;
    - host access flags: CL_MEM_HOST_READ_ONLY / WRITE_ONLY / NO_ACCESS
      buffers, sub-buffers and images hold their initial contents, take the
      transfers and maps they allow and refuse the others with the error a
@@ -299,8 +299,9 @@ image_round_trips (const struct shape *s, cl_image_format f, size_t px)
       backing2 = create_buffer (ctx, CL_MEM_READ_WRITE, bytes, NULL);
       img2 = make_image (s, f, CL_MEM_READ_WRITE, NULL, 0, backing2);
     }
-  else
-    img2 = make_image (s, f, CL_MEM_READ_WRITE, NULL, 0, NULL);
+  else /* allocated before PoCL has set its format */
+    img2 = make_image (s, f, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, NULL,
+                       0, NULL);
   CHECK (clEnqueueCopyBufferToImage (q, buf, img2, off, zero, all, 0, NULL,
                                      NULL));
   memset (got, 0, bytes);
