@@ -17,7 +17,8 @@ set(REMOTE_E2E_PROGRAMS
   api_events
   api_programs
   mem_objects
-  multi_server)
+  multi_server
+  event_status)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
   set(tgt "remote_test_${prog}")
@@ -120,6 +121,18 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/mem_objects_local PROPERTIES LABELS "remote"
     TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
     FAIL_REGULAR_EXPRESSION "mem_objects: FAIL")
+  # Event statuses as a local device shows them: CL_RUNNING once a command's
+  # dependencies are done, failed user events, blocking calls that fail.
+  add_test(NAME remote/event_status
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_event_status>)
+  set_tests_properties(remote/event_status PROPERTIES ${remote_e2e_props}
+    TIMEOUT 360 FAIL_REGULAR_EXPRESSION "event_status: FAIL")
+  add_test(NAME remote/event_status_local
+    COMMAND $<TARGET_FILE:remote_test_event_status> local)
+  set_tests_properties(remote/event_status_local PROPERTIES LABELS "remote"
+    TIMEOUT 360 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
+    FAIL_REGULAR_EXPRESSION "event_status: FAIL")
   # ... two of them again through the completion path of NVIDIA servers (pocld's
   # waiter thread and commands without native events), on a pocld of its own.
   add_test(NAME remote/waiter

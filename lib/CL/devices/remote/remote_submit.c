@@ -8,6 +8,7 @@
 #include "common.h"
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
+#include "pocl_tracing.h"
 #include "pocl_util.h"
 #include "remote.h"
 #include "utlist.h"
@@ -142,6 +143,30 @@ local_noop (_cl_command_node *node, cl_event e)
   return 1;
 }
 
+/* A command is running, as far as the client can know, once the server has
+   it and every dependency is done: then nothing but the server's queue
+   holds it back.  Derived here, at no cost on the command path, so that
+   the status goes CL_QUEUED, CL_SUBMITTED, CL_RUNNING, CL_COMPLETE as on a
+   local device.  Called with the event locked.  A dependency's completion
+   (notify) also holds the dependency's lock, which a CL_RUNNING callback
+   may want: there only the status changes, and the callbacks are called
+   with the completion (callbacks_owed).  */
+static void
+mark_running (cl_event e, int callbacks_now)
+{
+  remote_event *re = (remote_event *)e->data;
+  if (e->status != CL_SUBMITTED || e->wait_list != NULL || re->dep_failed
+      || !__atomic_load_n (&re->sent, __ATOMIC_ACQUIRE))
+    return;
+  if (callbacks_now)
+    pocl_update_event_running_unlocked (e);
+  else
+    {
+      e->status = CL_RUNNING;
+      re->running_callbacks_owed = 1;
+    }
+}
+
 static void
 pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
 {
@@ -149,7 +174,7 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
   /* A read may run on another device's server (the one with the data).  */
   cl_command_queue xq = pocl_remote_exec_queue (node, cq);
   remote_device_data *d = (remote_device_data *)xq->device->data;
-  remote_server *s = d->server;
+  remote_server *s = __atomic_load_n (&d->server, __ATOMIC_ACQUIRE);
   remote_server *ws = pocl_remote_wait_server (node, s);
   pocl_remote_wait stack_waits[STACK_WAITS];
   remote_server *stack_owners[STACK_WAITS];
@@ -221,9 +246,14 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
       return;
     }
   pocl_remote_event_insert (s, re);
-  r = (pocl_remote_dead (s) || pocl_remote_dead (ws)) ? -1
-                            : pocl_remote_send_command (s, node, re, &c, &waits);
+  /* a context of a dead session has commands the new one must not see */
+  r = (pocl_remote_dead (s) || pocl_remote_dead (ws)
+       || pocl_remote_session_for (xq->device, cq->context) == NULL)
+          ? -1
+          : pocl_remote_send_command (s, node, re, &c, &waits);
   __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
+  if (r == 0)
+    mark_running (e, 1);
   POCL_UNLOCK_OBJ (e);
   if (r == 0)
     subscribe (ws, w, owners, c.num_waits);
@@ -268,14 +298,24 @@ pocl_remote_complete (remote_server *s, remote_event *re,
       if (e->time_end == 0)
         e->time_queue = e->time_submit = e->time_start = e->time_end = now;
     }
-  pocl_update_event_running_unlocked (e);
+  cl_int status = c->status;
+  /* as on a local device, a command whose dependency failed never runs */
+  if (re->dep_failed)
+    status = status < 0 ? status : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  else if (e->status == CL_SUBMITTED)
+    pocl_update_event_running_unlocked (e);
+  else if (re->running_callbacks_owed)
+    {
+      re->running_callbacks_owed = 0;
+      pocl_event_updated (e, CL_RUNNING);
+    }
   POCL_UNLOCK_OBJ (e);
 
-  if (c->status == CL_COMPLETE)
+  if (status == CL_COMPLETE)
     pocl_update_event_complete (__func__, __LINE__, e, "remote command");
   else
-    pocl_update_event_finished (c->status < 0 ? c->status : CL_FAILED,
-                                __func__, __LINE__, e, NULL);
+    pocl_update_event_finished (status < 0 ? status : CL_FAILED, __func__,
+                                __LINE__, e, NULL);
 }
 
 /* Completions held back by pocl_remote_complete, once their dependencies
@@ -328,6 +368,8 @@ send_held (remote_event *re, cl_event e)
               ? -1
               : pocl_remote_send_command (s, node, re, &c, &waits);
   __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
+  if (r == 0)
+    mark_running (e, 0);
   if (r == 0 || pocl_remote_event_take (s, re->id) != re)
     return;
   memset (&re->completion, 0, sizeof (re->completion));
@@ -344,6 +386,8 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
   remote_event *re = (remote_event *)event->data;
   unsigned i;
 
+  if (re && finished->status < 0)
+    re->dep_failed = 1;
   if (re && re->held && event->wait_list == NULL)
     {
       send_held (re, event);
@@ -351,8 +395,6 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
     }
   if (re && re->local)
     {
-      if (finished->status < 0 && re->completion.status == CL_COMPLETE)
-        re->completion.status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
       if (event->wait_list == NULL)
         {
           pthread_mutex_lock (&deferred_lock);
@@ -372,8 +414,10 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
       pthread_mutex_unlock (&deferred_lock);
       return;
     }
-  if (re == NULL || !__atomic_load_n (&re->sent, __ATOMIC_ACQUIRE)
-      || re->num_foreign == 0)
+  if (re == NULL || !__atomic_load_n (&re->sent, __ATOMIC_ACQUIRE))
+    return;
+  mark_running (event, 0);
+  if (re->num_foreign == 0)
     return;
   for (i = 0; i < re->num_foreign && i < REMOTE_FOREIGN_IDS; ++i)
     if (re->foreign[i] == finished->id)
