@@ -238,6 +238,8 @@ store_image_formats (cl_device_id dev, uint32_t type, const char *v,
   dev->num_image_formats[idx] = n;
 }
 
+static void keep_other_info (cl_device_id dev, const char *entry, uint64_t n);
+
 /* Applies a DEVICE_INFO reply: entries of (param, size, value).  */
 static void
 apply_device_info (cl_device_id dev, const char *p, uint64_t len, char **name)
@@ -264,13 +266,50 @@ apply_device_info (cl_device_id dev, const char *p, uint64_t len, char **name)
       else if ((e.param & 0xFF000000u) == POCL_REMOTE_INFO_IMAGE_FORMATS (0))
         store_image_formats (dev, e.param & 0xFFFFFFu, v, e.size);
       else
-        for (i = 0; i < sizeof (info_fields) / sizeof (info_fields[0]); ++i)
-          if (info_fields[i].param == e.param)
-            {
-              store_field (dev, &info_fields[i], v, e.size);
-              break;
-            }
+        {
+          for (i = 0; i < sizeof (info_fields) / sizeof (info_fields[0]);
+               ++i)
+            if (info_fields[i].param == e.param)
+              {
+                store_field (dev, &info_fields[i], v, e.size);
+                break;
+              }
+          if (i == sizeof (info_fields) / sizeof (info_fields[0]))
+            keep_other_info (dev, v - sizeof (e), sizeof (e) + e.size);
+        }
     }
+}
+
+/* An entry PoCL has no field for, kept for get_device_info_ext.  */
+static void
+keep_other_info (cl_device_id dev, const char *entry, uint64_t n)
+{
+  remote_device_data *d = (remote_device_data *)dev->data;
+  char *grown = realloc (d->other_info, d->other_info_len + n);
+  if (grown == NULL)
+    return;
+  memcpy (grown + d->other_info_len, entry, n);
+  d->other_info = grown;
+  d->other_info_len += n;
+}
+
+/* The server's value of an entry kept by keep_other_info.  */
+static cl_int
+other_info (cl_device_id dev, cl_device_info param, size_t param_value_size,
+            void *param_value, size_t *param_value_size_ret)
+{
+  remote_device_data *d = (remote_device_data *)dev->data;
+  uint64_t pos = 0;
+  while (d->other_info != NULL && pos < d->other_info_len)
+    {
+      pocl_remote_info_entry e;
+      memcpy (&e, d->other_info + pos, sizeof (e));
+      pos += sizeof (e);
+      if (e.param == param)
+        POCL_RETURN_GETINFO_SIZE ((size_t)e.size, d->other_info + pos);
+      pos += e.size;
+    }
+  return CL_INVALID_VALUE;
 }
 
 /* "OpenCL 3.0 CUDA" -> 300 */
@@ -525,7 +564,9 @@ pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
       s = ((remote_device_data *)dev->data)->opencl_c_version;
       break;
     default:
-      return CL_INVALID_VALUE;
+      return dev->data ? other_info (dev, param, param_value_size,
+                                     param_value, param_value_size_ret)
+                       : CL_INVALID_VALUE;
     }
   if (dev->data == NULL || s == NULL)
     return CL_INVALID_VALUE;
