@@ -312,6 +312,36 @@ other_info (cl_device_id dev, cl_device_info param, size_t param_value_size,
   return CL_INVALID_VALUE;
 }
 
+/* Sub-devices: PoCL's core partitions a device equally or by counts of its
+   compute units, and runs a sub-device's commands on its root device; the
+   remote device offers those of the two that the server's device offers.  */
+static void
+set_partitioning (cl_device_id dev)
+{
+  static cl_device_partition_property props[POCL_REMOTE_MAX_DEVICES][2];
+  static unsigned used;
+  cl_uint max_sub = 0;
+  uint64_t server_props[8];
+  size_t n = 0, i, k = 0;
+  if (other_info (dev, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof (max_sub),
+                  &max_sub, NULL)
+          != CL_SUCCESS
+      || max_sub < 2 || used >= POCL_REMOTE_MAX_DEVICES
+      || other_info (dev, CL_DEVICE_PARTITION_PROPERTIES,
+                     sizeof (server_props), server_props, &n)
+             != CL_SUCCESS)
+    return;
+  for (i = 0; i < n / sizeof (uint64_t) && k < 2; ++i)
+    if (server_props[i] == CL_DEVICE_PARTITION_EQUALLY
+        || server_props[i] == CL_DEVICE_PARTITION_BY_COUNTS)
+      props[used][k++] = (cl_device_partition_property)server_props[i];
+  if (k == 0)
+    return;
+  dev->max_sub_devices = max_sub;
+  dev->partition_properties = props[used++];
+  dev->num_partition_properties = k;
+}
+
 /* "OpenCL 3.0 CUDA" -> 300 */
 static unsigned
 parse_version (const char *v)
@@ -474,6 +504,7 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   char *name = NULL;
   apply_device_info (dev, reply, reply_size, &name);
   free (reply);
+  set_partitioning (dev);
 
   char long_name[512];
   snprintf (long_name, sizeof (long_name), "%s (pocl-remote %s:%u/%u)",
