@@ -5,7 +5,7 @@ Two nested ctest runs over the same build tree, in this order:
   1. on the local pthread device (POCL_DEVICES=pthread): the baseline,
   2. through the remote driver against the fixture's pocld (run_remote.sh sets
      POCL_DEVICES=remote and POCL_REMOTE0_PARAMETERS).
-Both exclude our own tests (labels "remote" and "clients"), so this test never recurses
+Both exclude our own tests (labels "remote", "clients" and "cts"), so this test never recurses
 and never starts a second fixture on the same state file, and both skip
 the upstream tests that pin POCL_DEVICES in their ENVIRONMENT property (they would run
 on that local device either way, so they say nothing about the remote driver).
@@ -134,6 +134,8 @@ def read_exceptions(path):
         return exc, skip
     rows = 0
     for line in open(path, encoding="utf-8"):
+        if line.startswith("## "):
+            break  # the next section's table (the OpenCL-CTS one) is tools/cts.sh's
         line = line.strip()
         if not line.startswith("|"):
             continue
@@ -214,7 +216,7 @@ def main():
 
     tests = list_tests(args.ctest, pth, env)
     ours = sorted(n for n, (labels, _) in tests.items()
-                  if "remote" in labels or "clients" in labels)
+                  if {"remote", "clients", "cts"} & set(labels))
     pinned = sorted(n for n, (labels, environ) in tests.items()
                     if n not in ours
                     and any(e.startswith("POCL_DEVICES=") for e in environ))
@@ -235,7 +237,7 @@ def main():
                                for n in sorted(names))] if names else []
 
     # -LE: never run our own tests (this one included); -E: the pinned ones, exactly.
-    common = [args.ctest, "-LE", "^(remote|clients)$", "-j%d" % args.jobs,
+    common = [args.ctest, "-LE", "^(remote|clients|cts)$", "-j%d" % args.jobs,
               "--timeout", str(args.timeout), "--no-tests=error"]
 
     # 1. Baseline on the local pthread device.

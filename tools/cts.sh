@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# The project's OpenCL-CTS conformance run (doc/conformance.md): build a Khronos OpenCL-CTS,
+# run each of its test binaries on the local device and through the remote driver on the
+# same device (a pocld started by tests/remote/pocld_fixture.sh serves it), print one table
+# (per binary: sub-tests passed/total locally and through remote, the sub-tests whose
+# results differ) and exit 1 when remote does not pass a sub-test that passes locally,
+# unless doc/remote-test-exceptions.md lists it (section "OpenCL-CTS").
+#   tools/cts.sh [CTS]   CTS: a tarball or an unpacked OpenCL-CTS source tree
+#                        (default ../shared/cts/opencl-cts-v2022-10-27-00-subset.tar.gz)
+# Builds into $BUILD_DIR/cts/build (configure once, then incremental ninja, ccache if
+# present); the run's logs, JSON results and the table (results.md) go to $BUILD_DIR/cts/run.
+# Env:
+#   BUILD_DIR       default <repo>/build
+#   POCL_BUILD      the PoCL build whose pocld serves the device and whose libpocl is the
+#                   client (default $BUILD_DIR/pocl; a thin build works for both)
+#   CTS_LOCAL_ENV   env(1) arguments of the local run, default
+#                   "OCL_ICD_VENDORS=$POCL_BUILD/ocl-vendors POCL_BUILDING=1 POCL_DEVICES=pthread"
+#   CTS_POCLD_ENV   env(1) arguments for pocld, applied after the fixture's own
+#                   (OCL_ICD_VENDORS=$POCL_BUILD/ocl-vendors POCL_BUILDING=1 POCL_DEVICES=pthread);
+#                   default none, so pocld serves $POCL_BUILD's pthread device
+#   CTS_REMOTE_ENV  env(1) arguments for the client, applied after tests/remote/run_remote.sh's
+#                   (POCL_DEVICES=remote, POCL_REMOTE0_PARAMETERS, OCL_ICD_VENDORS=$POCL_BUILD/
+#                   ocl-vendors, POCL_BUILDING=1); default none
+#   CTS_JOBS        runs at once (default nproc); CTS_TIMEOUT: seconds per run (default 900);
+#   CTS_BUDGET      seconds for all runs (default 1500): a run is cut at the budget's end and
+#                   runs not started by then count as not run
+#   CTS_BINARIES    the binaries to run (default: all nine of the subset that were built)
+#   CTS_ARGS_<binary>  the harness's arguments for both runs of test_<binary> (default none:
+#                   every sub-test, default sizes); see below
+#   CTS_EXCEPTIONS  default <repo>/doc/remote-test-exceptions.md
+#   CTS_SKIP_MISSING  exit status when there is no CTS at the path (default 2; CTest's 77)
+# NVIDIA's OpenCL on the GPU machine (thin build; the device is the same GPU both ways):
+#   nv=/usr/lib/libnvidia-opencl.so.1
+#   POCL_BUILD=$BUILD_DIR/thin CTS_LOCAL_ENV="OCL_ICD_FILENAMES=$nv" \
+#   CTS_POCLD_ENV="-u OCL_ICD_VENDORS -u POCL_DEVICES OCL_ICD_FILENAMES=$nv" tools/cts.sh
+# (the client then uses the thin build's libpocl through run_remote.sh's OCL_ICD_VENDORS).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_root=${BUILD_DIR:-$repo/build}
+mkdir -p "$build_root"
+build_root=$(cd "$build_root" && pwd)
+pocl_build=${POCL_BUILD:-$build_root/pocl}
+cts=${1:-$repo/../shared/cts/opencl-cts-v2022-10-27-00-subset.tar.gz}
+jobs=${CTS_JOBS:-$(nproc)}
+per_run=${CTS_TIMEOUT:-900}
+budget=${CTS_BUDGET:-1500}
+exceptions=${CTS_EXCEPTIONS:-$repo/doc/remote-test-exceptions.md}
+local_env=${CTS_LOCAL_ENV:-OCL_ICD_VENDORS=$pocl_build/ocl-vendors POCL_BUILDING=1 POCL_DEVICES=pthread}
+read -r -a local_env <<<"$local_env"
+read -r -a pocld_env <<<"${CTS_POCLD_ENV:-}"
+read -r -a remote_env <<<"${CTS_REMOTE_ENV:-}"
+top=$build_root/cts
+work=$top/run
+
+log() { echo "cts: $*" >&2; }
+
+# No binary is reduced by default: on 2 cores all nine, both runs, take about 6 minutes
+# (doc/conformance.md). For a slow device, CTS_ARGS_<binary> (e.g. CTS_ARGS_buffers) gives the
+# harness's own options for both runs of that binary: sub-test names (a trailing '*' matches
+# a prefix) and a trailing number, num_elements (default 16384), which many sub-tests scale with.
+
+# ---- the CTS source: an unpacked tree, or a tarball unpacked once per content ------------
+if [[ -d $cts ]]; then
+  src=$(cd "$cts" && pwd)
+elif [[ -f $cts ]]; then
+  sum=$(sha256sum <"$cts" | cut -d' ' -f1)
+  if [[ ! -f $top/src.stamp || "$(cat "$top/src.stamp")" != "$sum" ]]; then
+    log "unpacking $cts"
+    rm -rf "$top/src" "$top/src.stamp" "$top/build"
+    mkdir -p "$top/src"
+    tar -xzf "$cts" -C "$top/src"
+    echo "$sum" >"$top/src.stamp"
+  fi
+  src=$(find "$top/src" -mindepth 1 -maxdepth 1 -type d | head -n1)
+else
+  log "no CTS at $cts: give a tarball or a source directory"
+  exit "${CTS_SKIP_MISSING:-2}"
+fi
+[[ -f $src/test_conformance/CMakeLists.txt ]] || { log "$src is not an OpenCL-CTS tree"; exit 2; }
+
+# ---- configure once per source tree, then an incremental build ------------------------------
+bdir=$top/build
+if [[ ! -f $bdir/build.ninja || "$(cat "$bdir/cts-src" 2>/dev/null)" != "$src" ]]; then
+  rm -rf "$bdir"
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  # As ../shared/cts/README.md: the system's OpenCL headers and ICD loader; gcc 12/13 warn
+  # where the tag's compilers did not, and the tag's sources miss an #include <cstdint>.
+  libdir=$(dirname "$(find /usr/lib /usr/lib64 -name 'libOpenCL.so' 2>/dev/null | head -n1)")
+  log "configuring $src into $bdir"
+  cmake -S "$src" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCL_INCLUDE_DIR=/usr/include -DCL_LIB_DIR="$libdir" -DOPENCL_LIBRARIES=OpenCL \
+    -DCMAKE_CXX_FLAGS="-include cstdint -w" -DCMAKE_C_FLAGS=-w "${launcher[@]}" \
+    >"$top/configure.log" 2>&1 || { tail -n 30 "$top/configure.log" >&2; log "configure failed"; exit 1; }
+  echo "$src" >"$bdir/cts-src"
+fi
+log "building (log: $top/build.log)"
+# -k 0: a binary that does not build is reported as such; the others still run.
+ninja -C "$bdir" -k 0 -j "$jobs" >"$top/build.log" 2>&1 || log "some CTS targets failed to build"
+
+# ---- what to run ------------------------------------------------------------------------------
+all=(api atomics buffers compiler computeinfo events mem_host_flags printf profiling)
+read -r -a binaries <<<"${CTS_BINARIES:-${all[*]}}"
+# A pocld left by an interrupted run: stop it before its state file goes.
+[[ ! -f $work/pocld.state ]] || "$repo/tests/remote/pocld_fixture.sh" stop "$work/pocld.state" || true
+rm -rf "$work"
+mkdir -p "$work"
+runnable=()
+for b in "${binaries[@]}"; do
+  exe=$bdir/test_conformance/$b/test_$b
+  if [[ -x $exe ]]; then
+    # The sub-test list, without touching a device: "-list" prints it after "Test names:",
+    # test_printf's own parser rejects "-list" and prints it in its usage; both one a line
+    # after a tab.
+    (cd "$(dirname "$exe")" && "$exe" -list 2>&1 || true) \
+      | sed -n 's/^\t\([A-Za-z0-9_]*\)$/\1/p' >"$work/$b.list"
+    runnable+=("$b")
+  else
+    log "test_$b was not built (see $top/build.log)"
+    : >"$work/$b.notbuilt"
+  fi
+  var=CTS_ARGS_$b
+  echo "${!var:-}" >"$work/$b.args"
+done
+
+# ---- the pocld: the fixture, with CTS_POCLD_ENV applied through a wrapper named pocld ----
+state=$work/pocld.state
+fixture_env=()
+if [[ ${#pocld_env[@]} != 0 ]]; then
+  mkdir -p "$work/pocld-wrapper"
+  {
+    echo '#!/bin/sh'
+    printf 'exec env'; printf ' %q' "${pocld_env[@]}" "$pocl_build/pocld/pocld"; echo ' "$@"'
+  } >"$work/pocld-wrapper/pocld"
+  chmod +x "$work/pocld-wrapper/pocld"
+  fixture_env=(POCLD_FIXTURE_BINARY="$work/pocld-wrapper/pocld")
+fi
+env "${fixture_env[@]}" "$repo/tests/remote/pocld_fixture.sh" start "$state" \
+  "$pocl_build/pocld/pocld" "$pocl_build"
+stop_pocld() {
+  if [[ -f $state ]]; then
+    "$repo/tests/remote/pocld_fixture.sh" stop "$state" || echo died >"$work/pocld.died"
+  fi
+}
+trap stop_pocld EXIT
+
+# ---- the runs: local and remote of every binary, CTS_JOBS at once, slowest first ----------
+deadline=$(( $(date +%s) + budget ))
+run_one() {   # binary mode
+  local b=$1 mode=$2 dir=$bdir/test_conformance/$1 args left rc=0 start
+  read -r -a args <"$work/$b.args" || args=()
+  left=$(( deadline - $(date +%s) ))
+  (( left < per_run )) || left=$per_run
+  (( left > 0 )) || left=1
+  start=$(date +%s)
+  cd "$dir"
+  export CL_CONFORMANCE_RESULTS_FILENAME=$work/$b.$mode.json
+  if [[ $mode == local ]]; then
+    timeout -k 10 "$left" env "${local_env[@]}" "./test_$b" "${args[@]}" \
+      >"$work/$b.$mode.log" 2>&1 || rc=$?
+  else
+    timeout -k 10 "$left" "$repo/tests/remote/run_remote.sh" "$state" "$pocl_build" \
+      env "${remote_env[@]}" "./test_$b" "${args[@]}" >"$work/$b.$mode.log" 2>&1 || rc=$?
+  fi
+  echo "$rc $(( $(date +%s) - start ))" >"$work/$b.$mode.rc"
+  log "test_$b $mode: exit $rc after $(( $(date +%s) - start )) s"
+}
+# Slowest first on pthread (measured): compiler, api, buffers and printf take minutes.
+order=(compiler api buffers printf atomics events profiling mem_host_flags computeinfo)
+queue=()
+for b in "${order[@]}" "${runnable[@]}"; do
+  [[ " ${runnable[*]} " == *" $b "* && " ${queue[*]} " != *" $b:local "* ]] || continue
+  queue+=("$b:local" "$b:remote")
+done
+for item in "${queue[@]}"; do
+  while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || true; done
+  if (( $(date +%s) >= deadline )); then
+    log "budget of $budget s spent: ${item%%:*} ${item#*:} not run"
+    continue
+  fi
+  run_one "${item%%:*}" "${item#*:}" &
+done
+wait
+
+stop_pocld
+trap - EXIT
+[[ ! -f $work/pocld.died ]] || log "pocld died during the run (log: $work/pocld.log)"
+
+python3 "$repo/tools/cts_report.py" --work "$work" --exceptions "$exceptions" \
+  --binaries "${binaries[@]}" --local-desc "${CTS_LOCAL_ENV:-pthread ($pocl_build)}"
