@@ -176,6 +176,24 @@ bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
     ok = c.kind == POCL_REMOTE_BUILD_SOURCE ||
          c.kind == POCL_REMOTE_BUILD_BINARY ||
          c.kind == POCL_REMOTE_BUILD_LOAD;
+  if (ok && c.num_files > 0)
+    ok = (c.kind == POCL_REMOTE_BUILD_SOURCE ||
+          c.kind == POCL_REMOTE_BUILD_COMPILE) &&
+         c.num_files <= POCL_REMOTE_MAX_FILES &&
+         c.num_files <= cur.left() / 8;
+  for (uint32_t i = 0; ok && i < c.num_files; ++i) {
+    uint32_t name_len = 0, size = 0;
+    const uint8_t *name = nullptr, *data = nullptr;
+    ok = cur.get(name_len) && cur.get(size) && name_len <= 4096 &&
+         (name = cur.take(name_len)) != nullptr &&
+         (data = cur.take(size)) != nullptr &&
+         include_path_ok(reinterpret_cast<const char *>(name), name_len);
+    if (ok) {
+      d.file_names.emplace_back(reinterpret_cast<const char *>(name),
+                                name_len);
+      d.file_data.emplace_back(reinterpret_cast<const char *>(data), size);
+    }
+  }
   if (!ok || cur.left() != 0)
     return e.fail("BUILD_PROGRAM: malformed payload (kind %u, count %u)",
                   c.kind, c.count);
@@ -183,6 +201,30 @@ bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
 }
 
 } // namespace
+
+bool include_path_ok(const char *p, size_t n)
+{
+  // "k/..." with k decimal, then components that are neither empty nor "."
+  // nor "..", and no NUL: the file stays inside pocld's directory.
+  size_t i = 0;
+  while (i < n && i < 4 && p[i] >= '0' && p[i] <= '9')
+    ++i;
+  if (i == 0 || i >= n || p[i] != '/')
+    return false;
+  size_t start = ++i;
+  for (; i <= n; ++i) {
+    if (i < n && p[i] == 0)
+      return false;
+    if (i == n || p[i] == '/') {
+      size_t len = i - start;
+      if (len == 0 || (len == 1 && p[start] == '.') ||
+          (len == 2 && p[start] == '.' && p[start + 1] == '.'))
+        return false;
+      start = i + 1;
+    }
+  }
+  return true;
+}
 
 uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 {
@@ -329,6 +371,8 @@ bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
   d.options = nullptr;
   d.header_names.clear();
   d.header_srcs.clear();
+  d.file_names.clear();
+  d.file_data.clear();
   d.link_inputs.clear();
   switch (hdr.type) {
   case POCL_RMSG_BUILD_PROGRAM:

@@ -77,6 +77,9 @@ struct Decoded {
   pocl_remote_build_program build{};
   const uint8_t *options = nullptr;
   std::vector<std::pair<const char *, size_t>> header_names, header_srcs;
+  // SOURCE and COMPILE: included files, "k/path" and their bytes; every
+  // path relative, without empty, "." or ".." components.
+  std::vector<std::pair<const char *, size_t>> file_names, file_data;
   std::vector<uint64_t> link_inputs;
 };
 
@@ -86,6 +89,10 @@ struct Decoded {
 // False, with the reason in `e`, when the message is malformed.
 bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
             const uint8_t *payload, Decoded &d, DecodeError &e);
+
+// An included file's name in BUILD_PROGRAM: "k/path", k a directory
+// number, path relative and inside it (no empty, "." or ".." component).
+bool include_path_ok(const char *p, size_t n);
 
 // FNV-1a 64 of n bytes, continuing from `h` (start: kFnvBasis).
 constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;

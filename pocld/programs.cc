@@ -2,6 +2,8 @@
 // and CREATE_KERNEL.
 #include "session.hh"
 
+#include "includes.hh"
+
 #include "log.hh"
 
 #include <algorithm>
@@ -381,13 +383,22 @@ bool Session::build_program(const Decoded &msg)
     else
       in.push_back(it->second.p);
   }
+  // Files the source includes from the client's directories, on disk
+  // until the build is done.
+  IncludeDir includes(msg.file_names, msg.file_data);
+  if (!includes.ok()) {
+    LOG_WARN(sid_, "program %llu: cannot write its %zu included files",
+             (unsigned long long)c.prog_id, msg.file_names.size());
+    err = CL_OUT_OF_RESOURCES;
+  }
   cl_context ctx = err == CL_SUCCESS ? context(d->platform, err) : nullptr;
   if (ctx != nullptr) {
     // Argument metadata for the client (from OpenCL 1.2 on).
     bool arg_info = (c.kind == POCL_REMOTE_BUILD_SOURCE ||
                      c.kind == POCL_REMOTE_BUILD_COMPILE) &&
                     (d->cl_major > 1 || d->cl_minor >= 2);
-    std::string options = native_options(opts, c.options_len, arg_info);
+    std::string options =
+        includes.options() + native_options(opts, c.options_len, arg_info);
     prog = make_program(ctx, d->id, c.kind, options, src, body_len,
                         header_names, header_srcs, in, err);
     // NVIDIA's compiler fails on a kernel without arguments when asked for
@@ -397,7 +408,8 @@ bool Session::build_program(const Decoded &msg)
     if (arg_info && err != CL_SUCCESS) {
       if (prog != nullptr)
         clReleaseProgram(prog);
-      options = native_options(opts, c.options_len, false);
+      options =
+          includes.options() + native_options(opts, c.options_len, false);
       prog = make_program(ctx, d->id, c.kind, options, src, body_len,
                           header_names, header_srcs, in, err);
       if (err == CL_SUCCESS)

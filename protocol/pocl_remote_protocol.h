@@ -40,6 +40,8 @@ extern "C" {
 #define POCL_REMOTE_MAX_ARGS 4096u
 #define POCL_REMOTE_MAX_DEVICES 256u
 #define POCL_REMOTE_MAX_STRING (1u << 20)
+/* Included files one build may bring (BUILD_PROGRAM num_files).  */
+#define POCL_REMOTE_MAX_FILES 4096u
 #define POCL_REMOTE_MAX_FILL_PATTERN 128u
 #define POCL_REMOTE_MAX_KERNELS 65536u
 /* Servers one client may introduce to each other (peer indices).  */
@@ -390,8 +392,16 @@ typedef struct pocl_remote_build_program
   uint32_t options_len; /* bytes, no terminating NUL */
   uint32_t count;       /* COMPILE: headers; LINK: input programs */
   uint64_t body_len;    /* source or binary bytes after the options */
+  /* SOURCE and COMPILE: files the source includes from the client's
+     include directories, after everything else */
+  uint32_t num_files;
+  uint32_t reserved;
   /* COMPILE: after the source, count times (uint32 name_len, uint32
-     src_len, name, src).  LINK: count uint64 program ids.  */
+     src_len, name, src).  LINK: count uint64 program ids.  Then num_files
+     times (uint32 name_len, uint32 size, name, bytes): name is "k/path",
+     path relative to the client's k-th include directory (0: its working
+     directory, then each -I in order); pocld writes them into a directory
+     of its own and puts -I <it>/k before the options.  */
 } pocl_remote_build_program;
 
 /* A native binary as pocld hands it out (GET_PROGRAM_BINARY) and takes it
@@ -659,7 +669,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_info_entry) == 8, "info e");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_queue) == 24, "cq");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_buffer) == 32, "cb");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_image) == 96, "ci");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_program) == 32, "bp");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_program) == 40, "bp");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_reply) == 16, "br");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_binary_header) == 32, "bh");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_get_program_binary) == 16,

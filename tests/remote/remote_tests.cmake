@@ -18,6 +18,9 @@ set(REMOTE_E2E_PROGRAMS
   api_programs
   mem_objects
   multi_server
+  session_death
+  program_binaries
+  program_includes
   event_status)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
@@ -133,6 +136,36 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/event_status_local PROPERTIES LABELS "remote"
     TIMEOUT 360 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
     FAIL_REGULAR_EXPRESSION "event_status: FAIL")
+  # A session process that dies (a kernel writing to a wild address) fails
+  # its pending commands; the next context gets a fresh session.
+  add_test(NAME remote/session_death
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_session_death>)
+  set_tests_properties(remote/session_death PROPERTIES ${remote_e2e_props}
+    TIMEOUT 240 FAIL_REGULAR_EXPRESSION "session_death: FAIL")
+  # Program binaries (objects and libraries relinked from them) and
+  # zero-sized NDRanges, through remote and locally.
+  add_test(NAME remote/program_binaries
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_program_binaries>)
+  set_tests_properties(remote/program_binaries PROPERTIES ${remote_e2e_props}
+    TIMEOUT 400 FAIL_REGULAR_EXPRESSION "program_binaries: FAIL")
+  add_test(NAME remote/program_binaries_local
+    COMMAND $<TARGET_FILE:remote_test_program_binaries> local)
+  set_tests_properties(remote/program_binaries_local PROPERTIES LABELS "remote"
+    TIMEOUT 400 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
+    FAIL_REGULAR_EXPRESSION "program_binaries: FAIL")
+  # Headers included from the client's directories travel with the build.
+  add_test(NAME remote/program_includes
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_program_includes>)
+  set_tests_properties(remote/program_includes PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "program_includes: FAIL")
+  add_test(NAME remote/program_includes_local
+    COMMAND $<TARGET_FILE:remote_test_program_includes> local)
+  set_tests_properties(remote/program_includes_local PROPERTIES LABELS "remote"
+    TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
+    FAIL_REGULAR_EXPRESSION "program_includes: FAIL")
   # ... two of them again through the completion path of NVIDIA servers (pocld's
   # waiter thread and commands without native events), on a pocld of its own.
   add_test(NAME remote/waiter

@@ -367,6 +367,14 @@ int pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *),
                               void *arg);
 void pocl_remote_reader_done (remote_server *s);
 
+/* remote_includes.c: the files `source` includes from this client's
+   directories (its working directory and the -I of `options` that exist
+   here), packed for BUILD_PROGRAM (*count files, *packed malloc'd), and
+   the options for the server (those -I left out, malloc'd).  */
+int pocl_remote_pack_includes (const char *source, const char *options,
+                               char **packed, size_t *packed_len,
+                               uint32_t *count, char **server_options);
+
 /* remote_lanes.c */
 unsigned pocl_remote_lanes_wanted (void);
 /* The lanes are opened in the background by a reader, counted in by

@@ -208,19 +208,31 @@ set_build_hash (cl_program program, cl_uint device_i,
   program->build_hash[device_i][2] = '/';
 }
 
-/* prefix: options PoCL consumed that the server's compiler needs back */
+/* Included files that go with a build, and the options with the -I they
+   replace (remote_includes.c).  */
+typedef struct build_files
+{
+  char *packed;
+  size_t len;
+  uint32_t count;
+  char *options;
+} build_files;
+
+/* prefix: options PoCL consumed that the server's compiler needs back;
+   files: NULL, or what a source includes from this client's directories */
 static cl_int
 build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
        const struct iovec *body_iov, int body_count, uint32_t count,
-       uint64_t body_len)
+       uint64_t body_len, const build_files *files)
 {
   cl_device_id dev = program->devices[device_i];
   remote_device_data *d = (remote_device_data *)dev->data;
   remote_server *s = pocl_remote_session_for (dev, program->context);
   pocl_remote_build_program bp;
   const char *opts
-      = program->compiler_options ? program->compiler_options : "";
-  struct iovec iov[5];
+      = files ? files->options
+              : (program->compiler_options ? program->compiler_options : "");
+  struct iovec iov[6];
   int i, n = 0;
 
   memset (&bp, 0, sizeof (bp));
@@ -236,6 +248,12 @@ build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
   iov[n++].iov_len = strlen (opts);
   for (i = 0; i < body_count; ++i)
     iov[n++] = body_iov[i];
+  if (files != NULL && files->count > 0)
+    {
+      bp.num_files = files->count;
+      iov[n].iov_base = files->packed;
+      iov[n++].iov_len = files->len;
+    }
 
   void *reply = NULL;
   uint64_t reply_size = 0;
@@ -270,9 +288,21 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
   struct iovec iov[2];
   iov[0].iov_base = program->source;
   iov[0].iov_len = strlen (program->source);
+  build_files files;
+  int err = pocl_remote_pack_includes (
+      program->source,
+      program->compiler_options ? program->compiler_options : "",
+      &files.packed, &files.len, &files.count, &files.options);
+  if (err != CL_SUCCESS)
+    return err;
   if (link_program)
-    return build (program, device_i, POCL_REMOTE_BUILD_SOURCE, "", iov, 1, 0,
-                  iov[0].iov_len);
+    {
+      err = build (program, device_i, POCL_REMOTE_BUILD_SOURCE, "", iov, 1, 0,
+                   iov[0].iov_len, &files);
+      free (files.packed);
+      free (files.options);
+      return err;
+    }
 
   /* clCompileProgram: headers travel as (name_len, src_len, name, src) */
   size_t total = 0;
@@ -282,7 +312,11 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
              + strlen (input_headers[i]->source);
   char *headers = malloc (total ? total : 1), *p = headers;
   if (headers == NULL)
-    return CL_OUT_OF_HOST_MEMORY;
+    {
+      free (files.packed);
+      free (files.options);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
   for (i = 0; i < num_input_headers; ++i)
     {
       uint32_t lens[2] = { (uint32_t)strlen (header_include_names[i]),
@@ -294,9 +328,11 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
     }
   iov[1].iov_base = headers;
   iov[1].iov_len = total;
-  int err = build (program, device_i, POCL_REMOTE_BUILD_COMPILE, "", iov, 2,
-                   num_input_headers, iov[0].iov_len);
+  err = build (program, device_i, POCL_REMOTE_BUILD_COMPILE, "", iov, 2,
+               num_input_headers, iov[0].iov_len, &files);
   free (headers);
+  free (files.packed);
+  free (files.options);
   return err;
 }
 
@@ -311,7 +347,7 @@ pocl_remote_build_binary (cl_program program, cl_uint device_i,
       = { program->binaries[device_i], program->binary_sizes[device_i] };
   return build (program, device_i, POCL_REMOTE_BUILD_BINARY,
                 spir_build ? "-x spir -spir-std=1.2 " : "", &iov, 1, 0,
-                iov.iov_len);
+                iov.iov_len, NULL);
 }
 
 /* PoCL serialises a program from its cache directory, where program.bc is
@@ -407,7 +443,7 @@ pocl_remote_link_program (cl_program program, cl_uint device_i,
         continue;
       struct iovec bin = { in->binaries[j], in->binary_sizes[j] };
       int err = build (in, j, POCL_REMOTE_BUILD_LOAD, "", &bin, 1, 0,
-                       bin.iov_len);
+                       bin.iov_len, NULL);
       if (err != CL_SUCCESS)
         {
           free (ids);
@@ -418,7 +454,7 @@ pocl_remote_link_program (cl_program program, cl_uint device_i,
   /* PoCL took -create-library out of the options */
   int err = build (program, device_i, POCL_REMOTE_BUILD_LINK,
                    create_library ? "-create-library " : "", &iov, 1,
-                   num_input_programs, 0);
+                   num_input_programs, 0, NULL);
   free (ids);
   return err;
 }
