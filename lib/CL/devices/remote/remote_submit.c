@@ -299,7 +299,8 @@ pocl_remote_complete (remote_server *s, remote_event *re,
         e->time_queue = e->time_submit = e->time_start = e->time_end = now;
     }
   cl_int status = c->status;
-  /* as on a local device, a command whose dependency failed never runs */
+  /* as on a local device, a command whose dependency failed fails, even
+     where the server's runtime ran it */
   if (re->dep_failed)
     status = status < 0 ? status : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   else if (e->status == CL_SUBMITTED)
