@@ -31,10 +31,15 @@
 #   CTS_SKIP_MISSING  exit status when there is no CTS at the path (default 2; CTest's 77)
 # NVIDIA's OpenCL on the GPU machine (thin build; the device is the same GPU both ways):
 #   nv=/usr/lib/libnvidia-opencl.so.1
-#   POCL_BUILD=$BUILD_DIR/thin CTS_LOCAL_ENV="OCL_ICD_FILENAMES=$nv" \
+#   POCL_BUILD=$BUILD_DIR/thin CTS_LOCAL_ENV="-u OCL_ICD_VENDORS OCL_ICD_FILENAMES=$nv" \
 #   CTS_POCLD_ENV="-u OCL_ICD_VENDORS -u POCL_DEVICES OCL_ICD_FILENAMES=$nv" tools/cts.sh
 # (the client then uses the thin build's libpocl through run_remote.sh's OCL_ICD_VENDORS).
 set -euo pipefail
+
+# The client must load $POCL_BUILD's libpocl, which run_remote.sh selects with OCL_ICD_VENDORS;
+# ocl-icd 2.3.2 loads OCL_ICD_FILENAMES instead when it is set (the GPU machine presets it),
+# and the "remote" run would then run natively. The local run and pocld set their own.
+unset OCL_ICD_FILENAMES
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_root=${BUILD_DIR:-$repo/build}
@@ -147,6 +152,10 @@ stop_pocld() {
 }
 trap stop_pocld EXIT
 
+# For the record: the commit of the tree whose build runs, and whether it had local changes.
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit with uncommitted changes"
+
 # ---- the runs: local and remote of every binary, CTS_JOBS at once, slowest first ----------
 deadline=$(( $(date +%s) + budget ))
 run_one() {   # binary mode
@@ -190,4 +199,4 @@ trap - EXIT
 [[ ! -f $work/pocld.died ]] || log "pocld died during the run (log: $work/pocld.log)"
 
 python3 "$repo/tools/cts_report.py" --work "$work" --exceptions "$exceptions" \
-  --binaries "${binaries[@]}" --local-desc "${CTS_LOCAL_ENV:-pthread ($pocl_build)}"
+  --binaries "${binaries[@]}" --commit "$commit"

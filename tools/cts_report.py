@@ -114,12 +114,26 @@ def results(work, b, mode, names):
     return res, note
 
 
+def device(work, mode):
+    """The device as the harness names it ("Compute Device Name = ..., Compute Device
+    Version = ..."), from the first log of that run that has it."""
+    for name in sorted(os.listdir(work)):
+        if not name.endswith(".%s.log" % mode):
+            continue
+        for line in open(os.path.join(work, name), errors="replace"):
+            m = re.match(r"Compute Device Name = (.*?), Compute Device Vendor = .*?, "
+                         r"Compute Device Version = (.*?),", line)
+            if m:
+                return "%s (%s)" % (m.group(1), m.group(2))
+    return "unknown (no log names it)"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--exceptions", required=True)
     ap.add_argument("--binaries", nargs="+", required=True)
-    ap.add_argument("--local-desc", default="local")
+    ap.add_argument("--commit", default="?", help="the repository's commit, for the record")
     args = ap.parse_args()
     exc = read_exceptions(args.exceptions)
 
@@ -167,7 +181,9 @@ def main():
              "| ------ | ------------------- | -------------------- | --------------------- |"]
     table += ["| %s |" % " | ".join(r) for r in rows]
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = "\n".join(["Local device: %s; %s." % (args.local_desc, when), ""] + table) + "\n"
+    head = "%s, commit %s. Local: %s. Remote: %s." % (
+        when, args.commit, device(args.work, "local"), device(args.work, "remote"))
+    text = "\n".join([head, ""] + table) + "\n"
     with open(os.path.join(args.work, "results.md"), "w") as f:
         f.write(text)
     print(text)
