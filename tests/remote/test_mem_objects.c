@@ -29,6 +29,7 @@ static cl_device_id dev;
 static cl_context ctx;
 static cl_command_queue q;
 static cl_program prog;
+static int remote;
 
 static const char *source
     = "__kernel void copy (__global const uchar *src, __global uchar *dst)\n"
@@ -173,6 +174,23 @@ static const struct shape shapes[] = {
   { CL_MEM_OBJECT_IMAGE3D, { 9, 5, 4 }, "3D" },
 };
 
+/* The host pitches OpenCL takes for a transfer of this image type, for a
+   host array whose lines (a 1D array's images) are `line` bytes apart and
+   whose planes are `plane` bytes apart: 1D and 2D images take no slice
+   pitch, a 1D array's images are its slices.  */
+static void
+host_pitches (const struct shape *s, size_t line, size_t plane, size_t *row,
+              size_t *slice)
+{
+  *row = line;
+  *slice = plane;
+  if (s->type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+    *slice = line; /* NVIDIA's runtime wants the row pitch too */
+  else if (s->type != CL_MEM_OBJECT_IMAGE2D_ARRAY
+           && s->type != CL_MEM_OBJECT_IMAGE3D)
+    *slice = 0;
+}
+
 static cl_mem
 make_image (const struct shape *s, cl_image_format f, cl_mem_flags flags,
             void *host, size_t row_pitch, cl_mem backing)
@@ -190,10 +208,8 @@ make_image (const struct shape *s, cl_image_format f, cl_mem_flags flags,
   else if (s->type == CL_MEM_OBJECT_IMAGE3D)
     d.image_depth = s->dims[2];
   if (host)
-    {
-      d.image_row_pitch = row_pitch;
-      d.image_slice_pitch = row_pitch * s->dims[1];
-    }
+    host_pitches (s, row_pitch, row_pitch * s->dims[1], &d.image_row_pitch,
+                  &d.image_slice_pitch);
   d.buffer = backing;
   cl_int err;
   cl_mem m = clCreateImage (ctx, flags, &f, &d, host, &err);
@@ -264,7 +280,9 @@ image_round_trips (const struct shape *s, cl_image_format f, size_t px)
                   dm[2] > 2 ? dm[2] - 2 : 1 };
   fill_pixels (padded, pslice * dm[2] / px, px, f, 101);
   step ("image: region write");
-  CHECK (clEnqueueWriteImage (q, img, CL_TRUE, o, r, prow, pslice, padded, 0,
+  size_t hrow, hslice;
+  host_pitches (s, prow, pslice, &hrow, &hslice);
+  CHECK (clEnqueueWriteImage (q, img, CL_TRUE, o, r, hrow, hslice, padded, 0,
                               NULL, NULL));
   const size_t rb[3] = { r[0] * px, r[1], r[2] };
   copy_region (model + o[2] * slice + o[1] * row + o[0] * px, row, slice,
@@ -275,7 +293,7 @@ image_round_trips (const struct shape *s, cl_image_format f, size_t px)
 
   /* a region read into a padded host array */
   memset (padded, 0xA5, pslice * dm[2]);
-  CHECK (clEnqueueReadImage (q, img, CL_TRUE, o, r, prow, pslice, padded, 0,
+  CHECK (clEnqueueReadImage (q, img, CL_TRUE, o, r, hrow, hslice, padded, 0,
                              NULL, NULL));
   unsigned char *want = xmalloc (pslice * dm[2]);
   memset (want, 0xA5, pslice * dm[2]);
@@ -288,8 +306,17 @@ image_round_trips (const struct shape *s, cl_image_format f, size_t px)
   step ("image: copies through a buffer");
   const size_t off = 5 * px;
   cl_mem buf = create_buffer (ctx, CL_MEM_READ_WRITE, bytes + off, NULL);
-  CHECK (clEnqueueCopyImageToBuffer (q, img, buf, zero, all, off, 0, NULL,
-                                     NULL));
+  /* a 1D array an image at a time: NVIDIA's runtime refuses more (a
+     CL_INVALID_VALUE that a remote device could only report late) */
+  const int by_layer = s->type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+  const size_t layer[3] = { dm[0], 1, 1 };
+  for (size_t l = 0; l < (by_layer ? dm[1] : 1); ++l)
+    {
+      const size_t lo[3] = { 0, l, 0 };
+      CHECK (clEnqueueCopyImageToBuffer (q, img, buf, lo,
+                                         by_layer ? layer : all,
+                                         off + l * row, 0, NULL, NULL));
+    }
   CHECK (clEnqueueReadBuffer (q, buf, CL_TRUE, off, bytes, got, 0, NULL,
                               NULL));
   expect_same (got, model, bytes, "image copied to a buffer");
@@ -302,8 +329,13 @@ image_round_trips (const struct shape *s, cl_image_format f, size_t px)
   else /* allocated before PoCL has set its format */
     img2 = make_image (s, f, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, NULL,
                        0, NULL);
-  CHECK (clEnqueueCopyBufferToImage (q, buf, img2, off, zero, all, 0, NULL,
-                                     NULL));
+  for (size_t l = 0; l < (by_layer ? dm[1] : 1); ++l)
+    {
+      const size_t lo[3] = { 0, l, 0 };
+      CHECK (clEnqueueCopyBufferToImage (q, buf, img2, off + l * row, lo,
+                                         by_layer ? layer : all, 0, NULL,
+                                         NULL));
+    }
   memset (got, 0, bytes);
   CHECK (clEnqueueReadImage (q, img2, CL_TRUE, zero, all, 0, 0, got, 0, NULL,
                              NULL));
@@ -316,6 +348,8 @@ image_round_trips (const struct shape *s, cl_image_format f, size_t px)
                                         all, &mrow, &mslice, 0, NULL, NULL,
                                         &err);
   CHECK_ERR (err, "clEnqueueMapImage (read)");
+  if (s->type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+    mrow = mslice; /* its images are the lines of the model */
   if (mslice == 0)
     mslice = mrow * dm[1];
   const size_t whole[3] = { row, dm[1], dm[2] };
@@ -325,6 +359,8 @@ image_round_trips (const struct shape *s, cl_image_format f, size_t px)
   m = clEnqueueMapImage (q, img2, CL_TRUE, CL_MAP_WRITE, o, r, &mrow, &mslice,
                          0, NULL, NULL, &err);
   CHECK_ERR (err, "clEnqueueMapImage (write)");
+  if (s->type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+    mrow = mslice;
   if (mslice == 0)
     mslice = mrow * r[1];
   fill_pixels (padded, r[0] * r[1] * r[2], px, f, 102);
@@ -378,7 +414,7 @@ test_images (void)
               ++unsized; /* formats OpenCL gives no pixel size */
               continue;
             }
-          char what[160];
+          static char what[160]; /* image_at outlives a failed check */
           snprintf (what, sizeof (what), "%s image, format 0x%x/0x%x",
                     shapes[t].name, fs[i].image_channel_order,
                     fs[i].image_channel_data_type);
@@ -550,6 +586,22 @@ test_host_flags (void)
   free (w);
 }
 
+/* A request OpenCL refuses with `want`.  PoCL's core refuses it, so a
+   remote device must; NVIDIA's runtime grants some of them, which a local
+   run only notes.  */
+static void
+refused (cl_mem m, cl_int err, cl_int want, const char *what)
+{
+  if (err == CL_SUCCESS && !remote)
+    {
+      note ("the local device grants %s", what);
+      clReleaseMemObject (m);
+      return;
+    }
+  EXPECT (err == want, "%s: error %d (%s), expected %d (%s)", what, err,
+          clerr (err), want, clerr (want));
+}
+
 static void
 test_sub_buffers (void)
 {
@@ -624,17 +676,19 @@ test_sub_buffers (void)
 
   step ("bad sub-buffer requests");
   cl_buffer_region bad = { al > 1 ? al / 2 : B, 16 };
-  clCreateSubBuffer (parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &bad, &err);
-  if (al > 1)
-    EXPECT_ERR (err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
-  else
-    EXPECT_ERR (err, CL_INVALID_VALUE);
+  cl_mem m2 = clCreateSubBuffer (parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &bad,
+                                 &err);
+  refused (m2, err,
+           al > 1 ? CL_MISALIGNED_SUB_BUFFER_OFFSET : CL_INVALID_VALUE,
+           "a sub-buffer at a misaligned origin");
   cl_buffer_region past = { B - al, 2 * al };
-  clCreateSubBuffer (parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &past, &err);
-  EXPECT_ERR (err, CL_INVALID_VALUE);
+  m2 = clCreateSubBuffer (parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &past,
+                          &err);
+  refused (m2, err, CL_INVALID_VALUE, "a sub-buffer past its parent's end");
   cl_buffer_region inner = { 0, al };
-  clCreateSubBuffer (subs[0], 0, CL_BUFFER_CREATE_TYPE_REGION, &inner, &err);
-  EXPECT_ERR (err, CL_INVALID_MEM_OBJECT);
+  m2 = clCreateSubBuffer (subs[0], 0, CL_BUFFER_CREATE_TYPE_REGION, &inner,
+                          &err);
+  refused (m2, err, CL_INVALID_MEM_OBJECT, "a sub-buffer of a sub-buffer");
   note ("16 overlapping sub-buffers over %zu MiB (alignment %zu) read, "
         "copied by a kernel and written through",
         B >> 20, al);
@@ -655,6 +709,7 @@ main (int argc, char **argv)
   watchdog (120, "setup (device, context, program build)");
   char name[256];
   dev = open_test_device (argc, argv, name, sizeof (name), &ctx);
+  remote = strstr (name, REMOTE_NAME_PART) != NULL;
   cl_int err;
   q = clCreateCommandQueue (ctx, dev, 0, &err);
   CHECK_ERR (err, "clCreateCommandQueue");
