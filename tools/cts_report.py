@@ -174,7 +174,8 @@ def main():
         red = " (args: %s)" % " ".join(run_args) if run_args else ""
         rows.append((binary + red,
                      count(loc, n_loc, loc_note), count(rem, n_rem, rem_note),
-                     ", ".join(diff + (["%d%s sub-tests pass/not run" % (len(unrun), " more" if diff else "")] if unrun else []))
+                     ", ".join(diff + (["%d%s sub-test%s pass/not run" % (len(unrun), " more" if diff else "",
+                                                  "s" if len(unrun) > 1 else "")] if unrun else []))
                      or "none"))
 
     table = ["| Binary | Local: passed/total | Remote: passed/total | Differ (local/remote) |",
