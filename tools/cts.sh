@@ -20,7 +20,8 @@
 #                   default none, so pocld serves $POCL_BUILD's pthread device
 #   CTS_REMOTE_ENV  env(1) arguments for the client, applied after tests/remote/run_remote.sh's
 #                   (POCL_DEVICES=remote, POCL_REMOTE0_PARAMETERS, OCL_ICD_VENDORS=$POCL_BUILD/
-#                   ocl-vendors, POCL_BUILDING=1); default none
+#                   ocl-vendors, POCL_BUILDING=1) and OCL_ICD_FILENAMES=$POCL_BUILD/lib/CL/
+#                   libpocl.so; default none
 #   CTS_JOBS        runs at once (default nproc); CTS_TIMEOUT: seconds per run (default 900);
 #   CTS_BUDGET      seconds for all runs (default 1500): a run is cut at the budget's end and
 #                   runs not started by then count as not run
@@ -33,12 +34,11 @@
 #   nv=/usr/lib/libnvidia-opencl.so.1
 #   POCL_BUILD=$BUILD_DIR/thin CTS_LOCAL_ENV="-u OCL_ICD_VENDORS OCL_ICD_FILENAMES=$nv" \
 #   CTS_POCLD_ENV="-u OCL_ICD_VENDORS -u POCL_DEVICES OCL_ICD_FILENAMES=$nv" tools/cts.sh
-# (the client then uses the thin build's libpocl through run_remote.sh's OCL_ICD_VENDORS).
+# (the client is the thin build's libpocl, which the script names in its OCL_ICD_FILENAMES).
 set -euo pipefail
 
-# The client must load $POCL_BUILD's libpocl, which run_remote.sh selects with OCL_ICD_VENDORS;
-# ocl-icd 2.3.2 loads OCL_ICD_FILENAMES instead when it is set (the GPU machine presets it),
-# and the "remote" run would then run natively. The local run and pocld set their own.
+# The local run and pocld name their ICDs themselves (CTS_LOCAL_ENV, CTS_POCLD_ENV): an
+# OCL_ICD_FILENAMES of the caller (the GPU machine presets one) would add platforms to them.
 unset OCL_ICD_FILENAMES
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -55,6 +55,10 @@ local_env=${CTS_LOCAL_ENV:-OCL_ICD_VENDORS=$pocl_build/ocl-vendors POCL_BUILDING
 read -r -a local_env <<<"$local_env"
 read -r -a pocld_env <<<"${CTS_POCLD_ENV:-}"
 read -r -a remote_env <<<"${CTS_REMOTE_ENV:-}"
+# The client loads $POCL_BUILD's libpocl by name too: run_remote.sh's OCL_ICD_VENDORS is all
+# that Debian 12's ocl-icd 2.3.1 needs, but Ubuntu 24.04's 2.3.2 finds no platform through
+# that directory (seen on the GPU machine: clGetPlatformIDs -1001), only through this.
+remote_env=("OCL_ICD_FILENAMES=$pocl_build/lib/CL/libpocl.so" "${remote_env[@]}")
 top=$build_root/cts
 work=$top/run
 
