@@ -1,8 +1,10 @@
 /* test_program_includes.c - a program that includes headers from the
    client's directories builds through remote as it does locally (run with
    the argument "local" for the same checks on the local device): -I
-   directories of the options, quoted includes next to the including
-   header, angle includes, a header of the working directory, with
+   directories of the options (relative to the client's working directory,
+   which the server's is not), quoted includes next to the including
+   header, with "./" and "../", angle includes, a header of the working
+   directory, with
    clBuildProgram and with clCompileProgram; a changed header is seen by
    the next build; a missing one fails the build as locally.  */
 
@@ -54,13 +56,18 @@ static void
 test_includes (void)
 {
   char path[512], opts[640];
-  snprintf (opts, sizeof (opts), "-I %s -I%s -DUNUSED=1", dir1, dir2);
+  /* relative to this process's working directory, which the server's is
+     not: only the files that travel make the build work there */
+  snprintf (opts, sizeof (opts), "-I inc1 -Iinc2 -DUNUSED=1");
   snprintf (path, sizeof (path), "%s/a.h", dir1);
-  write_text (path, "#include \"sub/b.h\"\n#define A_VAL 5u\n");
+  write_text (path, "#include \"./sub/b.h\"\n#define A_VAL 5u\n");
   snprintf (path, sizeof (path), "%s/sub", dir1);
   mkdir (path, 0700);
   snprintf (path, sizeof (path), "%s/sub/b.h", dir1);
-  write_text (path, "#include \"b2.h\"\n#define B_VAL (B2_VAL + 100u)\n");
+  write_text (path, "#include \"b2.h\"\n#include \"../b3.h\"\n"
+                    "#define B_VAL (B2_VAL + B3_VAL)\n");
+  snprintf (path, sizeof (path), "%s/b3.h", dir1);
+  write_text (path, "#define B3_VAL 100u\n");
   snprintf (path, sizeof (path), "%s/sub/b2.h", dir1);
   write_text (path, "#define B2_VAL 20u\n");
   snprintf (path, sizeof (path), "%s/c.h", dir2);

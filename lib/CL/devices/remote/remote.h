@@ -369,11 +369,10 @@ void pocl_remote_reader_done (remote_server *s);
 
 /* remote_includes.c: the files `source` includes from this client's
    directories (its working directory and the -I of `options` that exist
-   here), packed for BUILD_PROGRAM (*count files, *packed malloc'd), and
-   the options for the server (those -I left out, malloc'd).  */
+   here), packed for BUILD_PROGRAM (*count files, *packed malloc'd).  */
 int pocl_remote_pack_includes (const char *source, const char *options,
                                char **packed, size_t *packed_len,
-                               uint32_t *count, char **server_options);
+                               uint32_t *count);
 
 /* remote_lanes.c */
 unsigned pocl_remote_lanes_wanted (void);

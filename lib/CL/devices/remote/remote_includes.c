@@ -4,9 +4,10 @@
    directory (its -I.) and then each -I of the options; the same search
    here finds the files that the source and those files include (quoted
    includes also next to the including file), and BUILD_PROGRAM carries
-   them as "k/path" (protocol/pocl_remote_protocol.h).  Directories that do
-   not exist here stay in the options for the server.  An include named by
-   a macro is not followed.  */
+   them as "k/path" (protocol/pocl_remote_protocol.h), and the server puts
+   its copies first in the search.  The options stay as they are: what is
+   not found here (an include named by a macro, which is not followed, or a
+   path that leaves its directory) may still be where the server looks.  */
 
 #include <stdio.h>
 #include <string.h>
@@ -68,24 +69,39 @@ packed_already (const includes *inc, const char *name)
   return 0;
 }
 
-/* rel: relative, without "." or ".." components (the server refuses
-   those, and they could leave the directory).  */
+/* rel without "." and empty components, ".." applied, into out: what the
+   server accepts.  0 when rel is absolute or leaves its directory.  */
 static int
-plain_relative (const char *rel)
+normalize (const char *rel, char *out, size_t out_size)
 {
   const char *p = rel;
-  if (*p == 0 || *p == '/')
+  size_t len = 0;
+  if (*p == '/' || strlen (rel) >= out_size)
     return 0;
   while (*p)
     {
       const char *e = strchr (p, '/');
       size_t n = e ? (size_t)(e - p) : strlen (p);
-      if (n == 0 || (n == 1 && p[0] == '.')
-          || (n == 2 && p[0] == '.' && p[1] == '.'))
-        return 0;
+      if (n == 2 && p[0] == '.' && p[1] == '.')
+        {
+          if (len == 0)
+            return 0;
+          while (len > 0 && out[len - 1] != '/')
+            --len;
+          if (len > 0)
+            --len;
+        }
+      else if (n > 0 && !(n == 1 && p[0] == '.'))
+        {
+          if (len > 0)
+            out[len++] = '/';
+          memcpy (out + len, p, n);
+          len += n;
+        }
       p += n + (e != NULL);
     }
-  return 1;
+  out[len] = 0;
+  return len > 0;
 }
 
 static void scan (includes *inc, const char *text, size_t len, int k,
@@ -93,10 +109,11 @@ static void scan (includes *inc, const char *text, size_t len, int k,
 
 /* Packs dirs[k]/rel if it is a file, and what it includes.  1 if found.  */
 static int
-take (includes *inc, unsigned k, const char *rel)
+take (includes *inc, unsigned k, const char *what)
 {
   char path[POCL_FILENAME_LENGTH], name[POCL_FILENAME_LENGTH];
-  if (!plain_relative (rel)
+  char rel[POCL_FILENAME_LENGTH];
+  if (!normalize (what, rel, sizeof (rel))
       || (size_t)snprintf (path, sizeof (path), "%s/%s", inc->dirs[k], rel)
              >= sizeof (path)
       || (size_t)snprintf (name, sizeof (name), "%u/%s", k, rel)
@@ -194,55 +211,36 @@ scan (includes *inc, const char *text, size_t len, int k, const char *rel)
 int
 pocl_remote_pack_includes (const char *source, const char *options,
                            char **packed, size_t *packed_len,
-                           uint32_t *count, char **server_options)
+                           uint32_t *count)
 {
   includes inc;
   memset (&inc, 0, sizeof (inc));
-  size_t olen = strlen (options);
-  char *copy = strdup (options), *out = malloc (2 * olen + 2);
-  if (copy == NULL || out == NULL)
-    {
-      free (copy);
-      free (out);
-      return CL_OUT_OF_HOST_MEMORY;
-    }
-  out[0] = 0;
+  char *copy = strdup (options);
+  if (copy == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
   inc.dirs[inc.num_dirs++] = ".";
-  /* -I dir and -Idir of directories that exist here: searched here, and
-     left out of the server's options */
+  /* -I dir and -Idir of directories that exist here */
   char *save = NULL, *tok;
   for (tok = strtok_r (copy, " ", &save); tok;
        tok = strtok_r (NULL, " ", &save))
     {
-      char *dir = NULL, *flag = tok;
+      char *dir = NULL;
       if (strcmp (tok, "-I") == 0)
         dir = strtok_r (NULL, " ", &save);
       else if (strncmp (tok, "-I", 2) == 0)
         dir = tok + 2;
       if (dir != NULL && inc.num_dirs < MAX_DIRS && is_dir (dir))
-        {
-          inc.dirs[inc.num_dirs++] = dir;
-          continue;
-        }
-      strcat (out, flag);
-      if (dir != NULL && flag != dir - 2)
-        {
-          strcat (out, " ");
-          strcat (out, dir);
-        }
-      strcat (out, " ");
+        inc.dirs[inc.num_dirs++] = dir;
     }
   scan (&inc, source, strlen (source), -1, "");
   free (copy);
   if (inc.failed)
     {
       free (inc.packed);
-      free (out);
       return CL_OUT_OF_RESOURCES;
     }
   *packed = inc.packed;
   *packed_len = inc.len;
   *count = inc.count;
-  *server_options = out;
   return CL_SUCCESS;
 }

@@ -208,14 +208,12 @@ set_build_hash (cl_program program, cl_uint device_i,
   program->build_hash[device_i][2] = '/';
 }
 
-/* Included files that go with a build, and the options with the -I they
-   replace (remote_includes.c).  */
+/* Included files that go with a build (remote_includes.c).  */
 typedef struct build_files
 {
   char *packed;
   size_t len;
   uint32_t count;
-  char *options;
 } build_files;
 
 /* prefix: options PoCL consumed that the server's compiler needs back;
@@ -230,8 +228,7 @@ build (cl_program program, cl_uint device_i, uint32_t kind, const char *prefix,
   remote_server *s = pocl_remote_session_for (dev, program->context);
   pocl_remote_build_program bp;
   const char *opts
-      = files ? files->options
-              : (program->compiler_options ? program->compiler_options : "");
+      = program->compiler_options ? program->compiler_options : "";
   struct iovec iov[6];
   int i, n = 0;
 
@@ -292,7 +289,7 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
   int err = pocl_remote_pack_includes (
       program->source,
       program->compiler_options ? program->compiler_options : "",
-      &files.packed, &files.len, &files.count, &files.options);
+      &files.packed, &files.len, &files.count);
   if (err != CL_SUCCESS)
     return err;
   if (link_program)
@@ -300,7 +297,6 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
       err = build (program, device_i, POCL_REMOTE_BUILD_SOURCE, "", iov, 1, 0,
                    iov[0].iov_len, &files);
       free (files.packed);
-      free (files.options);
       return err;
     }
 
@@ -314,7 +310,6 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
   if (headers == NULL)
     {
       free (files.packed);
-      free (files.options);
       return CL_OUT_OF_HOST_MEMORY;
     }
   for (i = 0; i < num_input_headers; ++i)
@@ -332,7 +327,6 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
                num_input_headers, iov[0].iov_len, &files);
   free (headers);
   free (files.packed);
-  free (files.options);
   return err;
 }
 
