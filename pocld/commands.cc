@@ -353,26 +353,26 @@ void Session::send_read(Pending *p, std::vector<cl_event> parts,
   complete(p, status);
 }
 
-cl_int Session::sub_buffer(Mem &mem, uint64_t offset, const Device &d,
+// A buffer argument at an offset: a sub-buffer from there to the parent's
+// end (the client knows only parent + offset), made for this launch and
+// released right after its enqueue (the runtime keeps it for the command).
+// Kept longer, NVIDIA's runtime crashed releasing such sub-buffers once
+// their kernel argument had been replaced by another (CTS test_buffers
+// sub_buffers_overlapping; a native program alike crashed half the time).
+cl_int Session::sub_buffer(const Mem &mem, uint64_t offset, const Device &d,
                            cl_mem &out)
 {
   if (offset % d.base_align != 0)
     return CL_MISALIGNED_SUB_BUFFER_OFFSET;
   if (offset >= mem.size)
     return CL_INVALID_VALUE;
-  for (auto &s : mem.subs)
-    if (s.first == offset) {
-      out = s.second;
-      return CL_SUCCESS;
-    }
-  // Up to the parent's end: the client knows only parent + offset.
   cl_buffer_region r{offset, mem.size - offset};
   cl_int err = CL_SUCCESS;
   cl_mem sub =
       clCreateSubBuffer(mem.buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
   if (sub == nullptr)
     return err;
-  mem.subs.emplace_back(offset, sub);
+  launch_subs_.push_back(sub);
   out = sub;
   return CL_SUCCESS;
 }
@@ -458,7 +458,8 @@ cl_int Session::set_args(Kernel &k, const Device &d,
       ac.kind = UINT32_MAX;
       return err;
     }
-    ac.kind = a.kind;
+    // A sub-buffer lives for this launch only: the next sets it again.
+    ac.kind = mem != nullptr && a.b != 0 ? UINT32_MAX : a.kind;
     ac.a = key;
     ac.b = a.b;
     if (a.kind == POCL_REMOTE_ARG_SCALAR)
@@ -483,7 +484,13 @@ bool Session::ndrange(const Decoded &d)
     err = CL_INVALID_KERNEL_ARGS;
   else
     err = set_args(kit->second, devs_.devices[q->device], d.args);
+  auto release_subs = [&] {
+    for (cl_mem sub : launch_subs_)
+      clReleaseMemObject(sub);
+    launch_subs_.clear();
+  };
   if (err != CL_SUCCESS) {
+    release_subs();
     complete_now(d.hdr.id, err);
     return true;
   }
@@ -492,13 +499,17 @@ bool Session::ndrange(const Decoded &d)
   for (uint32_t i = 0; i < c.work_dim; ++i)
     has_local |= c.local[i] != 0;
   cl_kernel k = kit->second.k;
-  return run(d.hdr.id, c.cmd, d.waits, *q, nullptr, Pending::Kernel, nullptr,
-             [&](cl_uint n, const cl_event *w, cl_event *ev) {
-               return clEnqueueNDRangeKernel(
-                   q->q, k, c.work_dim, offset.v, global.v,
-                   has_local ? local.v : nullptr, n, w, ev);
-             },
-             true) != Outcome::Protocol;
+  Outcome o =
+      run(d.hdr.id, c.cmd, d.waits, *q, nullptr, Pending::Kernel, nullptr,
+          [&](cl_uint n, const cl_event *w, cl_event *ev) {
+            return clEnqueueNDRangeKernel(q->q, k, c.work_dim, offset.v,
+                                          global.v,
+                                          has_local ? local.v : nullptr, n, w,
+                                          ev);
+          },
+          true);
+  release_subs();
+  return o != Outcome::Protocol;
 }
 
 bool Session::command(const Decoded &d)

@@ -178,7 +178,7 @@ bool Session::create_buffer(const Msg &m)
     if (ctx != nullptr)
       mem = clCreateBuffer(ctx, native_flags(c.flags), c.size, nullptr, &err);
     if (mem != nullptr)
-      mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++, {}});
+      mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++});
   }
   reply(m.hdr.id, err);
   return true;
@@ -239,15 +239,12 @@ bool Session::create_image(const Msg &m)
       err = CL_IMAGE_FORMAT_NOT_SUPPORTED;
     } else if (backing != nullptr) {
       clRetainMemObject(backing->buf);
-      mems_.emplace(c.mem_id, Mem{mem,
-                                  backing->buf,
-                                  pixel,
-                                  backing->size,
-                                  next_serial_++,
-                                  {}});
+      mems_.emplace(c.mem_id,
+                    Mem{mem, backing->buf, pixel, backing->size,
+                        next_serial_++});
     } else
       mems_.emplace(c.mem_id,
-                    Mem{mem, nullptr, pixel, 0, next_serial_++, {}});
+                    Mem{mem, nullptr, pixel, 0, next_serial_++});
   }
   if (err == CL_SUCCESS) {
     // The image exists, so its type and sizes are valid.
@@ -310,8 +307,6 @@ bool Session::finish(const Msg &m)
 
 void Session::release_mem(Mem &mem)
 {
-  for (auto &sub : mem.subs)
-    clReleaseMemObject(sub.second);
   if (mem.buf != nullptr && mem.buf != mem.m)
     clReleaseMemObject(mem.buf);
   clReleaseMemObject(mem.m);

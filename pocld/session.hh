@@ -98,7 +98,6 @@ struct Mem {
   uint32_t pixel_size; // 0 for buffers
   uint64_t size;       // CL_MEM_SIZE of buf; 0 for other images
   uint64_t serial;     // never reused: kernel argument caches compare it
-  std::vector<std::pair<uint64_t, cl_mem>> subs; // sub-buffers by offset
   // Images: pixels along each axis of a transfer's region (array images:
   // the array is the last axis).  Transfers are checked against it.
   uint64_t extent[3] = {0, 0, 0};
@@ -385,7 +384,8 @@ private:
   cl_int set_args(Kernel &k, const Device &dev,
                   const std::vector<ArgView> &args);
   bool mem_command(const Decoded &d);
-  cl_int sub_buffer(Mem &mem, uint64_t offset, const Device &d, cl_mem &out);
+  cl_int sub_buffer(const Mem &mem, uint64_t offset, const Device &d,
+                    cl_mem &out);
   template <class F>
   Outcome run(uint64_t id, const pocl_remote_cmd &c, const WaitList &waits,
               Queue &q, Staging *st, Pending::Kind kind, cl_event extra_wait,
@@ -539,6 +539,9 @@ private:
   std::unordered_map<uint64_t, Sampler> samplers_;
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
+  // Sub-buffers made for the NDRANGE being enqueued, released right after
+  // it (see Session::sub_buffer).
+  std::vector<cl_mem> launch_subs_;
   // The PUSH being handled: run() gives its Pending these, and
   // complete_now() reports its failure to the peer, not to the client.
   struct PushState {
