@@ -17,6 +17,7 @@ set(REMOTE_E2E_PROGRAMS
   api_events
   api_programs
   mem_objects
+  hostile_mem
   multi_server
   session_death
   program_binaries
@@ -124,6 +125,13 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/mem_objects_local PROPERTIES LABELS "remote"
     TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
     FAIL_REGULAR_EXPRESSION "mem_objects: FAIL")
+  # Memory requests no OpenCL client sends (raw protocol): errors, the
+  # session goes on.
+  add_test(NAME remote/hostile_mem
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_hostile_mem>)
+  set_tests_properties(remote/hostile_mem PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "hostile_mem: FAIL")
   # Event statuses as a local device shows them: CL_RUNNING once a command's
   # dependencies are done, failed user events, blocking calls that fail.
   add_test(NAME remote/event_status

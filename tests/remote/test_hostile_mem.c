@@ -1,0 +1,212 @@
+/* test_hostile_mem.c - memory requests no OpenCL client sends, spoken on
+   the wire (raw_client.c) to the pocld fixture: each gets an error for its
+   command, and the session goes on serving (issue 15).
+
+   - NDRANGE buffer arguments at offsets that make no sub-buffer: not
+     aligned, at or past the buffer's end, near 2^64; then one that does,
+     whose kernel writes land at that offset;
+   - READ_IMAGE and WRITE_IMAGE (inline bytes and on the data socket) whose
+     data size does not match their region: CL_INVALID_VALUE, where pocld
+     closed the session before.
+
+   Usage (through run_remote.sh, which names the fixture's port in
+   POCL_REMOTE0_PARAMETERS): test_hostile_mem  */
+
+#define TEST_NAME "hostile_mem"
+#include "remote_test_util.c"
+
+#include "raw_client.c"
+
+static const char source[]
+    = "__kernel void seven (__global uint *p)\n"
+      "{ p[get_global_id (0)] = 7u; }\n";
+
+/* A command's COMPLETION status.  */
+static int32_t
+completes (raw_session *s, uint32_t type, const void *body, uint32_t bsize,
+           const void *payload, uint64_t psize, const char *what)
+{
+  int32_t st = 0;
+  if (raw_command (s, type, body, bsize, payload, psize, &st, NULL, NULL))
+    fail ("%s: pocld closed the connection", what);
+  return st;
+}
+
+static int32_t
+ndrange_at (raw_session *s, uint64_t offset)
+{
+  struct
+  {
+    pocl_remote_ndrange nd;
+    pocl_remote_arg arg;
+  } m;
+  memset (&m, 0, sizeof (m));
+  m.nd.cmd.queue_id = 1;
+  m.nd.kernel_id = 0x300;
+  m.nd.work_dim = 1;
+  m.nd.num_args = 1;
+  m.nd.global[0] = 16;
+  m.nd.global[1] = m.nd.global[2] = 1;
+  m.nd.args_size = sizeof (m.arg);
+  m.arg.kind = POCL_REMOTE_ARG_BUFFER;
+  m.arg.a = 0x100;
+  m.arg.b = offset;
+  return completes (s, POCL_RMSG_NDRANGE, &m.nd, sizeof (m.nd), &m.arg,
+                    sizeof (m.arg), "NDRANGE");
+}
+
+static void
+sub_buffer_args (raw_session *s)
+{
+  const uint64_t size = 1 << 16;
+  raw_create_buffer (s, 0x100, size);
+  pocl_remote_build_program bp;
+  memset (&bp, 0, sizeof (bp));
+  bp.prog_id = 0x200;
+  bp.kind = POCL_REMOTE_BUILD_SOURCE;
+  bp.body_len = sizeof (source) - 1;
+  int32_t st = 0;
+  if (raw_request (s, POCL_RMSG_BUILD_PROGRAM, &bp, sizeof (bp), source,
+                   bp.body_len, &st)
+      || st != CL_SUCCESS)
+    fail ("BUILD_PROGRAM: %d (%s)", st, clerr (st));
+  pocl_remote_create_kernel ck;
+  memset (&ck, 0, sizeof (ck));
+  ck.kernel_id = 0x300;
+  ck.prog_id = 0x200;
+  ck.name_len = 5;
+  if (raw_request (s, POCL_RMSG_CREATE_KERNEL, &ck, sizeof (ck), "seven", 5,
+                   &st)
+      || st != CL_SUCCESS)
+    fail ("CREATE_KERNEL: %d (%s)", st, clerr (st));
+
+  static const uint64_t bad[] = { 1, 4, size, size + 4096, 1ull << 63,
+                                  UINT64_MAX - 4095 };
+  for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); ++i)
+    {
+      st = ndrange_at (s, bad[i]);
+      if (st != CL_MISALIGNED_SUB_BUFFER_OFFSET && st != CL_INVALID_VALUE)
+        fail ("a buffer argument at offset %llu: status %d (%s), expected "
+              "an error",
+              (unsigned long long)bad[i], st, clerr (st));
+    }
+  /* 4096 is aligned for any device (OpenCL asks 128 bytes at most) */
+  for (int round = 0; round < 2; ++round)
+    if ((st = ndrange_at (s, 4096)) != CL_COMPLETE)
+      fail ("a buffer argument at offset 4096: status %d (%s)", st,
+            clerr (st));
+  unsigned char *data = NULL;
+  uint64_t got = 0;
+  /* below POCL_REMOTE_DATA_SOCKET_THRESHOLD: comes with the completion */
+  const uint64_t part = 8192;
+  if (raw_read (s, 1, 0x100, part, &st, &data, &got) || st != CL_COMPLETE
+      || got != part)
+    fail ("READ after the kernels: status %d, %llu bytes", st,
+          (unsigned long long)got);
+  for (uint64_t i = 0; i < 16; ++i)
+    {
+      uint32_t v;
+      memcpy (&v, data + 4096 + 4 * i, 4);
+      if (v != 7)
+        fail ("word %llu past offset 4096 is %u, not 7",
+              (unsigned long long)i, v);
+    }
+  free (data);
+  note ("buffer arguments at %zu offsets that make no sub-buffer refused, "
+        "one that does written through",
+        sizeof (bad) / sizeof (bad[0]));
+}
+
+static void
+image_sizes (raw_session *s)
+{
+  pocl_remote_create_image ci;
+  memset (&ci, 0, sizeof (ci));
+  ci.mem_id = 0x400;
+  ci.flags = CL_MEM_READ_WRITE;
+  ci.image_type = CL_MEM_OBJECT_IMAGE2D;
+  ci.channel_order = CL_RGBA;
+  ci.channel_type = CL_UNORM_INT8;
+  ci.width = 64;
+  ci.height = 64;
+  int32_t st = 0;
+  if (raw_request (s, POCL_RMSG_CREATE_IMAGE, &ci, sizeof (ci), NULL, 0, &st)
+      || st != CL_SUCCESS)
+    fail ("CREATE_IMAGE: %d (%s)", st, clerr (st));
+  const uint64_t right = 64 * 64 * 4;
+  static unsigned char bytes[64 * 64 * 4 + 8];
+  pocl_remote_mem_cmd mc;
+  mem_cmd_init (&mc, 1, 0x400, 0, 64);
+  mc.region[1] = 64;
+  mc.data_size = right + 4;
+  if ((st = completes (s, POCL_RMSG_READ_IMAGE, &mc, sizeof (mc), NULL, 0,
+                       "READ_IMAGE"))
+      != CL_INVALID_VALUE)
+    fail ("READ_IMAGE of a wrong size: status %d (%s)", st, clerr (st));
+  mem_cmd_init (&mc, 1, 0, 0x400, 64);
+  mc.region[1] = 64;
+  mc.data_size = right - 4;
+  if ((st = completes (s, POCL_RMSG_WRITE_IMAGE, &mc, sizeof (mc), bytes,
+                       mc.data_size, "WRITE_IMAGE"))
+      != CL_INVALID_VALUE)
+    fail ("WRITE_IMAGE of a wrong size (inline): status %d (%s)", st,
+          clerr (st));
+  /* on the data socket: the bytes still go, and are consumed */
+  mem_cmd_init (&mc, 1, 0, 0x400, 64);
+  mc.region[1] = 64;
+  mc.data_size = POCL_REMOTE_DATA_SOCKET_THRESHOLD + 8;
+  mc.cmd.flags = POCL_RCMD_DATA_ON_DATA_SOCKET;
+  static unsigned char big[POCL_REMOTE_DATA_SOCKET_THRESHOLD + 8];
+  uint64_t id = ++s->next_id;
+  if (raw_send (s->cmd, POCL_RMSG_WRITE_IMAGE, id, &mc, sizeof (mc), NULL, 0)
+      || raw_send (s->data, POCL_RMSG_DATA, id, NULL, 0, big, mc.data_size))
+    fail ("WRITE_IMAGE on the data socket: connection closed");
+  for (;;)
+    {
+      raw_msg m;
+      if (raw_recv (s->cmd, &m, 20000))
+        fail ("no COMPLETION for the WRITE_IMAGE on the data socket");
+      free (m.payload);
+      if (m.h.type == POCL_RMSG_COMPLETION && m.h.id == id)
+        {
+          st = m.body.completion.status;
+          break;
+        }
+    }
+  if (st != CL_INVALID_VALUE)
+    fail ("WRITE_IMAGE of a wrong size (data socket): status %d (%s)", st,
+          clerr (st));
+  /* the right size still works after all that */
+  mem_cmd_init (&mc, 1, 0, 0x400, 64);
+  mc.region[1] = 64;
+  mc.data_size = right;
+  memset (bytes, 0x3c, right);
+  if ((st = completes (s, POCL_RMSG_WRITE_IMAGE, &mc, sizeof (mc), bytes,
+                       right, "WRITE_IMAGE"))
+      != CL_COMPLETE)
+    fail ("WRITE_IMAGE of the right size: status %d (%s)", st, clerr (st));
+  note ("READ_IMAGE and WRITE_IMAGE of wrong sizes: CL_INVALID_VALUE, "
+        "session served");
+}
+
+int
+main (void)
+{
+  const char *p = getenv ("POCL_REMOTE0_PARAMETERS");
+  const char *colon = p ? strrchr (p, ':') : NULL;
+  if (colon == NULL)
+    fail ("POCL_REMOTE0_PARAMETERS (host:port/device) is not set: run me "
+          "through run_remote.sh");
+  server_port = (uint16_t)atoi (colon + 1);
+  alarm (240);
+  raw_session s;
+  raw_open (&s);
+  raw_create_queue (&s, 1);
+  sub_buffer_args (&s);
+  image_sizes (&s);
+  raw_close (&s);
+  printf ("%s: PASS: bad sub-buffer offsets and image sizes get errors, the "
+          "session goes on\n",
+          TEST_NAME);
+  return 0;
+}
