@@ -28,6 +28,9 @@
      CL_MEM_COPY_OVERLAP;
    - clCreateProgramWithBinary of a garbage binary, then clBuildProgram of
      it: the first error is CL_INVALID_BINARY (at either step);
+   - clGetKernelWorkGroupInfo of a kernel with static and argument local
+     memory: the same work-group size, preferred multiple, local and private
+     memory as the local device (what the device's compiler decided);
    - after all that, the remote device still runs a kernel correctly (the
      errors left no broken state behind).  */
 
@@ -240,6 +243,38 @@ garbage_binary (side *s, cl_int *build)
 }
 
 /* After the errors: the remote side still computes.  */
+/* A kernel with static and argument local memory: its work-group info as
+   the device's compiler decided it (the same device on both sides).  */
+static const char *locals_src
+    = "__kernel void locals (__global uint *o, __local uint *arg)\n"
+      "{ __local uint fixed[96];\n"
+      "  fixed[get_local_id (0)] = (uint)get_local_id (0);\n"
+      "  arg[get_local_id (0)] = fixed[0];\n"
+      "  barrier (CLK_LOCAL_MEM_FENCE);\n"
+      "  o[get_global_id (0)] = arg[0] + fixed[1]; }\n";
+
+static void
+kernel_wg_info (side *s, size_t out[4])
+{
+  cl_program p = build_program (s->ctx, s->dev, locals_src, NULL);
+  cl_kernel k = create_kernel (p, "locals");
+  CHECK (clSetKernelArg (k, 1, 200, NULL));
+  cl_ulong local = 0;
+  CHECK (clGetKernelWorkGroupInfo (k, s->dev, CL_KERNEL_WORK_GROUP_SIZE,
+                                   sizeof (size_t), &out[0], NULL));
+  CHECK (clGetKernelWorkGroupInfo (
+      k, s->dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+      sizeof (size_t), &out[1], NULL));
+  CHECK (clGetKernelWorkGroupInfo (k, s->dev, CL_KERNEL_LOCAL_MEM_SIZE,
+                                   sizeof (local), &local, NULL));
+  out[2] = (size_t)local;
+  CHECK (clGetKernelWorkGroupInfo (k, s->dev, CL_KERNEL_PRIVATE_MEM_SIZE,
+                                   sizeof (local), &local, NULL));
+  out[3] = (size_t)local;
+  clReleaseKernel (k);
+  clReleaseProgram (p);
+}
+
 static void
 still_works (side *s)
 {
@@ -352,6 +387,24 @@ main (void)
     compare ("garbage binary: first error of create+build",
              lc != CL_SUCCESS ? lc : lb, rc != CL_SUCCESS ? rc : rb,
              CL_INVALID_BINARY);
+  }
+
+  {
+    static const char *what[4]
+        = { "CL_KERNEL_WORK_GROUP_SIZE",
+            "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE",
+            "CL_KERNEL_LOCAL_MEM_SIZE (96 uints + a 200-byte argument)",
+            "CL_KERNEL_PRIVATE_MEM_SIZE" };
+    size_t l[4], r[4];
+    kernel_wg_info (&L, l);
+    kernel_wg_info (&R, r);
+    for (int i = 0; i < 4; ++i)
+      {
+        int ok = l[i] == r[i] && (i != 2 || r[i] >= 96 * 4 + 200);
+        printf ("%s: %s %-58s local %zu, remote %zu\n", TEST_NAME,
+                ok ? "ok  " : "FAIL", what[i], l[i], r[i]);
+        failures += !ok;
+      }
   }
 
   still_works (&L);

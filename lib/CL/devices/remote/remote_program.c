@@ -12,12 +12,22 @@
 #include "pocl_util.h"
 #include "remote.h"
 
-/* What a BUILD_PROGRAM reply told about the kernels, kept until PoCL asks
-   for it in setup_metadata.  */
+/* What the server's compiler decided for a kernel
+   (clGetKernelWorkGroupInfo).  */
+typedef struct remote_kernel_info
+{
+  uint64_t max_wg_size, preferred_wg_multiple, local_mem_size,
+      private_mem_size;
+} remote_kernel_info;
+
+/* What a BUILD_PROGRAM reply told about the kernels: the metadata, kept
+   until PoCL asks for it in setup_metadata, and their work-group info, in
+   the same order, kept with the program.  */
 typedef struct remote_program
 {
   size_t num_kernels;
   pocl_kernel_metadata_t *meta;
+  remote_kernel_info *info;
 } remote_program;
 
 /* A bounds-checked reader over a reply payload: the server is not
@@ -58,11 +68,12 @@ take_string (reader *r, uint64_t n)
   return s;
 }
 
+/* meta: NULL once it was handed to PoCL */
 static void
 free_meta (pocl_kernel_metadata_t *meta, size_t n)
 {
   size_t i, j;
-  for (i = 0; i < n; ++i)
+  for (i = 0; meta != NULL && i < n; ++i)
     {
       for (j = 0; meta[i].arg_info && j < meta[i].num_args; ++j)
         {
@@ -77,7 +88,7 @@ free_meta (pocl_kernel_metadata_t *meta, size_t n)
 }
 
 static int
-parse_kernel (reader *r, pocl_kernel_metadata_t *k)
+parse_kernel (reader *r, pocl_kernel_metadata_t *k, remote_kernel_info *info)
 {
   pocl_remote_kernel_meta km;
   const char *p = take (r, sizeof (km));
@@ -94,6 +105,10 @@ parse_kernel (reader *r, pocl_kernel_metadata_t *k)
       = km.attributes_len ? take_string (r, km.attributes_len) : NULL;
   k->num_args = km.num_args;
   k->has_arg_metadata = (cl_bitfield)-1;
+  info->max_wg_size = km.max_wg_size;
+  info->preferred_wg_multiple = km.preferred_wg_multiple;
+  info->local_mem_size = km.local_mem_size;
+  info->private_mem_size = km.private_mem_size;
   for (i = 0; i < 3; ++i)
     {
       k->reqd_wg_size[i] = km.reqd_wg_size[i];
@@ -151,28 +166,34 @@ apply_build_reply (cl_program program, cl_uint device_i, const char *payload,
   remote_program *rp = calloc (1, sizeof (remote_program));
   pocl_kernel_metadata_t *meta
       = calloc (br.num_kernels, sizeof (pocl_kernel_metadata_t));
-  if (rp == NULL || meta == NULL)
+  remote_kernel_info *info
+      = calloc (br.num_kernels, sizeof (remote_kernel_info));
+  if (rp == NULL || meta == NULL || info == NULL)
     {
       free (rp);
       free (meta);
+      free (info);
       return CL_OUT_OF_HOST_MEMORY;
     }
   for (i = 0; i < br.num_kernels; ++i)
-    if (parse_kernel (&r, &meta[i]))
+    if (parse_kernel (&r, &meta[i], &info[i]))
       {
         free_meta (meta, br.num_kernels);
+        free (info);
         free (rp);
         POCL_MSG_ERR ("remote: malformed kernel metadata from server\n");
         return CL_INVALID_BINARY;
       }
   rp->num_kernels = br.num_kernels;
   rp->meta = meta;
+  rp->info = info;
   /* PoCL frees a program's driver data before a rebuild only when it was
      built from source; one made from a binary still has the last build's.  */
   remote_program *old = (remote_program *)program->data[device_i];
   if (old != NULL)
     {
       free_meta (old->meta, old->num_kernels);
+      free (old->info);
       free (old);
     }
   program->data[device_i] = rp;
@@ -462,6 +483,7 @@ pocl_remote_free_program (cl_device_id device, cl_program program,
     {
       remote_program *rp = (remote_program *)program->data[device_i];
       free_meta (rp->meta, rp->num_kernels);
+      free (rp->info);
       free (rp);
       program->data[device_i] = NULL;
     }
@@ -511,8 +533,54 @@ pocl_remote_setup_metadata (cl_device_id device, cl_program program,
   program->num_kernels = rp->num_kernels;
   program->kernel_meta = rp->meta;
   rp->meta = NULL;
-  rp->num_kernels = 0;
   return 1;
+}
+
+/* What the server's compiler decided for the kernel: its work-group size
+   limit, preferred multiple and private memory; the local memory is its
+   static locals plus the local arguments set so far.  */
+static cl_int
+pocl_remote_get_kernel_wg_info (cl_device_id device, cl_kernel kernel,
+                                cl_kernel_work_group_info param,
+                                size_t param_value_size, void *param_value,
+                                size_t *param_value_size_ret)
+{
+  cl_program program = kernel->program;
+  unsigned i;
+  /* a sub-device's program may have been built for its root device */
+  cl_device_id root = device;
+  while (root->parent_device != NULL)
+    root = root->parent_device;
+  for (i = 0; i < program->num_devices && program->devices[i] != device
+              && program->devices[i] != root;
+       ++i)
+    ;
+  remote_program *rp = i < program->num_devices && program->data
+                           ? (remote_program *)program->data[i]
+                           : NULL;
+  size_t k = (size_t)(kernel->meta - program->kernel_meta);
+  if (rp == NULL || rp->info == NULL || k >= rp->num_kernels)
+    return CL_INVALID_VALUE;
+  const remote_kernel_info *info = &rp->info[k];
+  switch (param)
+    {
+    case CL_KERNEL_WORK_GROUP_SIZE:
+      POCL_RETURN_GETINFO (size_t, (size_t)info->max_wg_size);
+    case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
+      POCL_RETURN_GETINFO (size_t, (size_t)info->preferred_wg_multiple);
+    case CL_KERNEL_PRIVATE_MEM_SIZE:
+      POCL_RETURN_GETINFO (cl_ulong, info->private_mem_size);
+    case CL_KERNEL_LOCAL_MEM_SIZE:
+      {
+        cl_ulong local = info->local_mem_size;
+        for (i = 0; i < kernel->meta->num_args; ++i)
+          if (ARG_IS_LOCAL (kernel->meta->arg_info[i]))
+            local += kernel->dyn_arguments[i].size;
+        POCL_RETURN_GETINFO (cl_ulong, local);
+      }
+    default:
+      return CL_INVALID_VALUE;
+    }
 }
 
 static int
@@ -554,6 +622,7 @@ pocl_remote_init_program_ops (struct pocl_device_ops *ops)
   ops->link_program = pocl_remote_link_program;
   ops->free_program = pocl_remote_free_program;
   ops->setup_metadata = pocl_remote_setup_metadata;
+  ops->get_kernel_wg_info = pocl_remote_get_kernel_wg_info;
   ops->supports_binary = pocl_remote_supports_binary;
   ops->create_kernel = pocl_remote_new_kernel;
   ops->free_kernel = pocl_remote_free_kernel;
