@@ -15,7 +15,8 @@
    - Failed user event: kernels gated on it, directly, through an in-order
      queue, and through an out-of-order queue's wait list, end with a
      negative status, clWaitForEvents on them returns
-     CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, and none of them ran.
+     CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, and none of them ran;
+     so do commands enqueued after the user event failed.
    - Blocking calls whose command failed (its dependency failed while the
      call waited): clEnqueueReadBuffer, clEnqueueWriteBuffer and
      clEnqueueMapBuffer return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
@@ -257,6 +258,39 @@ test_failed_user_event (void)
   clReleaseMemObject (ob);
 }
 
+/* Commands enqueued after their dependency failed: they fail too, and
+   waiting for them returns (PoCL's core left them waiting forever, locally
+   as through remote: patch 0112).  */
+static void
+test_already_failed (void)
+{
+  cl_int err;
+  cl_mem b = filled_buffer (9);
+  cl_kernel k = stamp_kernel (b, 400);
+  cl_event gate = clCreateUserEvent (ctx, &err);
+  CHECK_ERR (err, "clCreateUserEvent");
+  CHECK (clSetUserEventStatus (gate, -1));
+  cl_event e[2];
+  enqueue_stamp (q, k, 1, &gate, &e[0]);
+  CHECK (clEnqueueMarkerWithWaitList (oq, 1, &gate, &e[1]));
+  err = clWaitForEvents (2, e);
+  EXPECT (err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+          "clWaitForEvents on commands enqueued behind an already failed "
+          "event returned %d (%s)",
+          err, clerr (err));
+  for (int i = 0; i < 2; ++i)
+    {
+      cl_int s = status_of (e[i]);
+      EXPECT (s < 0, "command %d behind an already failed event reads %d "
+              "(%s)", i + 1, s, clerr (s));
+      clReleaseEvent (e[i]);
+    }
+  expect_untouched (b, 9, "a kernel behind an already failed event");
+  clReleaseEvent (gate);
+  clReleaseKernel (k);
+  clReleaseMemObject (b);
+}
+
 /* Fails `gate` once the main thread's blocking call has created its
    command (PoCL's events hold their queue: its reference count rises), so
    that the command waits on a dependency that fails while it waits.  */
@@ -399,6 +433,8 @@ main (int argc, char **argv)
   sub_after_failure = drain;
   run_sub ("status transitions", test_transitions, 60);
   run_sub ("a failed user event", test_failed_user_event, 60);
+  run_sub ("commands behind an already failed event", test_already_failed,
+           60);
   run_sub ("a blocking read whose dependency failed", test_blocking_read, 60);
   run_sub ("a blocking write whose dependency failed", test_blocking_write,
            60);
