@@ -431,6 +431,13 @@ cl_int Session::set_args(Kernel &k, const Device &d,
       if (ac.kind == a.kind)
         continue;
       break;
+    case POCL_REMOTE_ARG_SVM:
+      if (ac.scalar)
+        return CL_INVALID_ARG_VALUE;
+      key = a.a;
+      if (ac.kind == a.kind && ac.a == key)
+        continue;
+      break;
     default: // POCL_REMOTE_ARG_LOCAL: the decoder admits no other kind
       key = a.a;
       if (ac.kind == a.kind && ac.a == key)
@@ -449,6 +456,9 @@ cl_int Session::set_args(Kernel &k, const Device &d,
       break;
     case POCL_REMOTE_ARG_LOCAL:
       err = clSetKernelArg(k.k, i, a.a, nullptr);
+      break;
+    case POCL_REMOTE_ARG_SVM:
+      err = svm_arg(k.k, i, a.a);
       break;
     default:
       err = clSetKernelArg(k.k, i, sizeof mem, &mem);
@@ -489,6 +499,9 @@ bool Session::ndrange(const Decoded &d)
       clReleaseMemObject(sub);
     launch_subs_.clear();
   };
+  Staging *st = nullptr;
+  if (err == CL_SUCCESS && d.svm_count != 0)
+    err = svm_stage(d, st);
   if (err != CL_SUCCESS) {
     release_subs();
     complete_now(d.hdr.id, err);
@@ -500,14 +513,19 @@ bool Session::ndrange(const Decoded &d)
     has_local |= c.local[i] != 0;
   cl_kernel k = kit->second.k;
   Outcome o =
-      run(d.hdr.id, c.cmd, d.waits, *q, nullptr, Pending::Kernel, nullptr,
+      run(d.hdr.id, c.cmd, d.waits, *q, st, Pending::Kernel, nullptr,
           [&](cl_uint n, const cl_event *w, cl_event *ev) {
-            return clEnqueueNDRangeKernel(q->q, k, c.work_dim, offset.v,
-                                          global.v,
-                                          has_local ? local.v : nullptr, n, w,
-                                          ev);
+            auto kernel = [&](cl_uint n2, const cl_event *w2, cl_event *e2) {
+              return clEnqueueNDRangeKernel(q->q, k, c.work_dim, offset.v,
+                                            global.v,
+                                            has_local ? local.v : nullptr, n2,
+                                            w2, e2);
+            };
+            if (st != nullptr)
+              return svm_around(q->q, d, st, n, w, ev, kernel);
+            return kernel(n, w, ev);
           },
-          true);
+          st == nullptr);
   release_subs();
   return o != Outcome::Protocol;
 }
@@ -556,6 +574,22 @@ bool Session::mem_command(const Decoded &d)
   if (q == nullptr)
     return fail(CL_INVALID_COMMAND_QUEUE);
   const cl_command_queue cq = q->q;
+  if ((c.cmd.flags & POCL_RCMD_SVM) && type == POCL_RMSG_WRITE) {
+    uint8_t *dst = static_cast<uint8_t *>(svm_find(c.dst_id, c.region[0]));
+    if (dst == nullptr || c.region[0] == 0 || c.dst_origin[0] != 0) {
+      LOG_ERR(sid_, "SVM write of %llu bytes at %#llx: no such allocation",
+              (unsigned long long)c.region[0], (unsigned long long)c.dst_id);
+      return fail(CL_INVALID_VALUE);
+    }
+    return run_write(id, c.cmd, d.waits, *q, data, c.data_size, true,
+                     [&](const uint8_t *src, uint64_t off, uint64_t len,
+                         cl_uint n, const cl_event *w, cl_event *ev) {
+                       return clEnqueueSVMMemcpy(cq, CL_FALSE, dst + off,
+                                                 src + off, len, n, w, ev);
+                     });
+  }
+  if (c.cmd.flags & POCL_RCMD_SVM)
+    return svm_mem_command(d, *q);
   const Size3 so(c.src_origin), dor(c.dst_origin), rg(c.region);
   const size_t zero[3] = {0, 0, 0};
   auto go = [&](Staging *st, Pending::Kind kind, auto enqueue) {

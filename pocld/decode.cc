@@ -17,10 +17,38 @@ bool volume(const uint64_t r[3], uint64_t &out)
   return mul_ok(r[0], r[1], out) && mul_ok(out, r[2], out);
 }
 
+// An NDRANGE's fine-grained SVM regions: a count entry, the regions, then
+// their bytes, exactly.  Whether the addresses are the session's is the
+// handler's business.
+bool decode_svm_sync(Decoded &d, Cursor &cur, DecodeError &e)
+{
+  pocl_remote_svm_sync head;
+  if (!cur.get(head) || head.address > POCL_REMOTE_MAX_ARGS ||
+      (d.svm_regions = cur.take(head.address * sizeof head)) == nullptr)
+    return e.fail("NDRANGE: malformed SVM region table");
+  d.svm_count = head.address;
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < d.svm_count; ++i) {
+    pocl_remote_svm_sync r;
+    memcpy(&r, d.svm_regions + i * sizeof r, sizeof r);
+    if (r.size == 0 || r.size > cur.left() - total)
+      return e.fail("NDRANGE: SVM region %llu of %llu bytes",
+                    (unsigned long long)i, (unsigned long long)r.size);
+    total += r.size;
+  }
+  if (total != head.size || (d.data = cur.take(total)) == nullptr)
+    return e.fail("NDRANGE: SVM regions of %llu bytes, %llu announced",
+                  (unsigned long long)total, (unsigned long long)head.size);
+  d.data_len = total;
+  return true;
+}
+
 bool decode_args(Decoded &d, Cursor &cur, DecodeError &e)
 {
   const pocl_remote_ndrange &c = d.ndrange;
-  if (c.num_args > POCL_REMOTE_MAX_ARGS || c.args_size != cur.left())
+  const bool svm = c.cmd.flags & POCL_RCMD_SVM;
+  if (c.num_args > POCL_REMOTE_MAX_ARGS || c.args_size > cur.left() ||
+      (!svm && c.args_size != cur.left()))
     return e.fail("NDRANGE: %u args in %llu bytes, %llu bytes left",
                   c.num_args, (unsigned long long)c.args_size,
                   (unsigned long long)cur.left());
@@ -42,12 +70,15 @@ bool decode_args(Decoded &d, Cursor &cur, DecodeError &e)
     case POCL_REMOTE_ARG_LOCAL:
     case POCL_REMOTE_ARG_IMAGE:
     case POCL_REMOTE_ARG_SAMPLER:
+    case POCL_REMOTE_ARG_SVM:
       break;
     default:
       return e.fail("kernel argument %u: unknown kind %u", i, a.kind);
     }
     d.args.push_back(ArgView{a.kind, a.a, a.b, value});
   }
+  if (svm && !decode_svm_sync(d, cur, e))
+    return false;
   if (cur.left() != 0)
     return e.fail("NDRANGE: %llu bytes after the last argument",
                   (unsigned long long)cur.left());
@@ -275,9 +306,10 @@ bool DecodeError::fail(const char *fmt, ...)
 int64_t max_command_payload(uint32_t type)
 {
   switch (type) {
+  case POCL_RMSG_CREATE_BUFFER:
+    return 8; // an SVM address, see pocl_remote_create_buffer
   case POCL_RMSG_DEVICE_INFO:
   case POCL_RMSG_CREATE_QUEUE:
-  case POCL_RMSG_CREATE_BUFFER:
   case POCL_RMSG_CREATE_IMAGE:
   case POCL_RMSG_CREATE_SAMPLER:
   case POCL_RMSG_GET_PROGRAM_BINARY:
@@ -288,6 +320,8 @@ int64_t max_command_payload(uint32_t type)
   case POCL_RMSG_FREE_KERNEL:
   case POCL_RMSG_FREE_SAMPLER:
   case POCL_RMSG_SUBSCRIBE:
+  case POCL_RMSG_SVM_ALLOC:
+  case POCL_RMSG_SVM_FREE:
   case POCL_RMSG_NOTIFY_EVENT:
   case POCL_RMSG_ACK:
   case POCL_RMSG_BYE:
@@ -366,6 +400,8 @@ bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
   d.body = body;
   d.waits = WaitList{};
   d.args.clear();
+  d.svm_regions = nullptr;
+  d.svm_count = 0;
   d.data = nullptr;
   d.data_len = 0;
   d.options = nullptr;

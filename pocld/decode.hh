@@ -65,6 +65,10 @@ struct Decoded {
   WaitList waits;
   pocl_remote_ndrange ndrange{};
   std::vector<ArgView> args;
+  // NDRANGE with POCL_RCMD_SVM: svm_count pocl_remote_svm_sync regions
+  // (unaligned), their bytes in `data`.
+  const uint8_t *svm_regions = nullptr;
+  uint64_t svm_count = 0;
   pocl_remote_mem_cmd mem{};
   pocl_remote_migrate migrate{}; // PUSH, MIGRATE_IN
   // What follows the wait list (WRITE* inline bytes, FILL pattern,

@@ -445,7 +445,10 @@ void Session::complete(Pending *p, cl_int exec_status)
   } else {
     const void *data = nullptr;
     uint64_t len = 0;
-    if (p->kind == Pending::Read && c.status == CL_COMPLETE) {
+    // An NDRANGE's staging holds its fine-grained SVM regions.
+    if ((p->kind == Pending::Read ||
+         (p->kind == Pending::Kernel && st != nullptr)) &&
+        c.status == CL_COMPLETE) {
       data = st->data();
       len = st->size;
       if (p->flags & POCL_RCMD_CONTENT_SIZE) {

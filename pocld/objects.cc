@@ -165,18 +165,32 @@ bool Session::create_buffer(const Msg &m)
   cl_int err = CL_SUCCESS;
   if (c.device >= devs_.devices.size())
     err = CL_INVALID_DEVICE;
-  else if (c.flags & ~kAccessFlags)
+  else if (c.flags & ~(kAccessFlags | CL_MEM_USE_HOST_PTR))
     err = CL_INVALID_VALUE;
   else if (c.size == 0 || c.size > devs_.devices[c.device].max_alloc)
     err = CL_INVALID_BUFFER_SIZE;
   else if (mems_.count(c.mem_id))
     err = CL_INVALID_VALUE;
+  // A buffer on SVM memory: the runtime's own aliasing of the allocation.
+  const bool on_svm = c.flags & CL_MEM_USE_HOST_PTR;
+  void *svm = nullptr;
+  if (err == CL_SUCCESS && on_svm != (m.hdr.payload_size == 8))
+    err = CL_INVALID_VALUE;
+  else if (err == CL_SUCCESS && on_svm) {
+    uint64_t address;
+    memcpy(&address, m.payload, 8);
+    if ((svm = svm_find(address, c.size)) == nullptr) {
+      LOG_ERR(sid_, "buffer %llu on SVM %#llx: no such allocation",
+              (unsigned long long)c.mem_id, (unsigned long long)address);
+      err = CL_INVALID_HOST_PTR;
+    }
+  }
   cl_mem mem = nullptr;
   if (err == CL_SUCCESS) {
     uint32_t platform = devs_.devices[c.device].platform;
     cl_context ctx = context(platform, err);
     if (ctx != nullptr)
-      mem = clCreateBuffer(ctx, native_flags(c.flags), c.size, nullptr, &err);
+      mem = clCreateBuffer(ctx, native_flags(c.flags), c.size, svm, &err);
     if (mem != nullptr)
       mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++});
   }

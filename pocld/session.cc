@@ -538,6 +538,10 @@ bool Session::dispatch(const Msg &m)
     return create_sampler(m);
   case POCL_RMSG_FINISH:
     return finish(m);
+  case POCL_RMSG_SVM_ALLOC:
+    return svm_alloc(m);
+  case POCL_RMSG_SVM_FREE:
+    return svm_free(m);
   case POCL_RMSG_FREE_QUEUE:
   case POCL_RMSG_FREE_BUFFER:
   case POCL_RMSG_FREE_PROGRAM:
@@ -806,6 +810,7 @@ void Session::teardown()
     clReleaseSampler(s.second.s);
   for (auto &mem : mems_)
     release_mem(mem.second);
+  svm_release_all();
   for (auto &q : queues_)
     clReleaseCommandQueue(q.second.q);
   for (cl_command_queue tq : transfer_)

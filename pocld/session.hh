@@ -10,6 +10,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -121,6 +123,14 @@ struct ArgCache {
 struct Kernel {
   cl_kernel k;
   std::vector<ArgCache> args; // one per argument
+};
+
+// A native SVM allocation; the client knows it by `address` (its key in
+// Session::svm_), the first page boundary in it, and uses `span` bytes.
+struct SvmAlloc {
+  void *native;
+  cl_context ctx;
+  uint64_t span;
 };
 
 struct Sampler {
@@ -384,6 +394,20 @@ private:
   cl_int set_args(Kernel &k, const Device &dev,
                   const std::vector<ArgView> &args);
   bool mem_command(const Decoded &d);
+
+  // svm.cc
+  bool svm_alloc(const Msg &m);
+  bool svm_free(const Msg &m);
+  void svm_release_all();
+  // The address if [address, address + size) lies in one allocation.
+  void *svm_find(uint64_t address, uint64_t size);
+  cl_int svm_arg(cl_kernel k, uint32_t i, uint64_t address);
+  bool svm_mem_command(const Decoded &d, Queue &q);
+  cl_int svm_stage(const Decoded &d, Staging *&st);
+  cl_int svm_around(cl_command_queue cq, const Decoded &d, Staging *st,
+                    cl_uint n, const cl_event *w, cl_event *ev,
+                    const std::function<cl_int(cl_uint, const cl_event *,
+                                               cl_event *)> &kernel);
   cl_int sub_buffer(const Mem &mem, uint64_t offset, const Device &d,
                     cl_mem &out);
   template <class F>
@@ -537,6 +561,7 @@ private:
   std::unordered_map<uint64_t, Program> programs_;
   std::unordered_map<uint64_t, Kernel> kernels_;
   std::unordered_map<uint64_t, Sampler> samplers_;
+  std::map<uint64_t, SvmAlloc> svm_; // by address, for range lookups
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
   // Sub-buffers made for the NDRANGE being enqueued, released right after

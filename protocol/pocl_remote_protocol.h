@@ -121,6 +121,11 @@ typedef enum pocl_remote_msg_type
      needs it: making it can cost the server a compilation of every kernel
      once more.  Body: get_program_binary.  */
   POCL_RMSG_GET_PROGRAM_BINARY = 19,
+  /* Shared virtual memory (doc/protocol.md, "SVM"): allocates in the
+     session's context of the device's platform; the REPLY's payload is the
+     uint64 address, page-aligned, of whole pages that the allocation alone
+     owns, where the client maps its host copy.  Body: svm_alloc.  */
+  POCL_RMSG_SVM_ALLOC = 20,
 
   /* Releases: asynchronous, no reply.  Body: release.  */
   POCL_RMSG_FREE_QUEUE = 30,
@@ -128,6 +133,7 @@ typedef enum pocl_remote_msg_type
   POCL_RMSG_FREE_PROGRAM = 32,
   POCL_RMSG_FREE_KERNEL = 33,
   POCL_RMSG_FREE_SAMPLER = 34,
+  POCL_RMSG_SVM_FREE = 35, /* obj_id: the address SVM_ALLOC gave */
 
   /* An event the server does not own (user event, other device) reached a
      final status.  Body: notify.  No reply.  */
@@ -354,10 +360,13 @@ typedef struct pocl_remote_create_queue
   uint32_t reserved;
 } pocl_remote_create_queue;
 
+/* flags has CL_MEM_USE_HOST_PTR only for a buffer on SVM memory: the
+   payload is then the uint64 address, inside one SVM allocation of the
+   session, and the buffer uses that memory.  */
 typedef struct pocl_remote_create_buffer
 {
   uint64_t mem_id;
-  uint64_t flags; /* cl_mem_flags, host-pointer flags already removed */
+  uint64_t flags; /* cl_mem_flags, host-pointer flags removed but that */
   uint64_t size;
   uint32_t device;
   uint32_t reserved;
@@ -542,6 +551,12 @@ typedef struct pocl_remote_wait
    soon as it happens, never held back to be reported with a later command
    (pocld's commands without native events, doc/pocld.md).  */
 #define POCL_RCMD_WATCHED 32u
+/* READ, WRITE, COPY, FILL: src_id and dst_id are SVM addresses inside the
+   session's SVM allocations (origins 0, region[0] the byte count).
+   NDRANGE: the payload goes on after the arguments with an svm_sync table
+   and the bytes of its regions, which the server writes before the kernel
+   and sends back in the COMPLETION after it (fine-grained SVM).  */
+#define POCL_RCMD_SVM 64u
 
 /* The part common to every enqueued command.  */
 typedef struct pocl_remote_cmd
@@ -559,6 +574,7 @@ typedef struct pocl_remote_cmd
 #define POCL_REMOTE_ARG_LOCAL 3u   /* a = size of the local allocation */
 #define POCL_REMOTE_ARG_IMAGE 4u   /* a = mem id */
 #define POCL_REMOTE_ARG_SAMPLER 5u /* a = sampler id */
+#define POCL_REMOTE_ARG_SVM 6u     /* a = an address in an SVM allocation */
 typedef struct pocl_remote_arg
 {
   uint32_t kind;
@@ -566,6 +582,22 @@ typedef struct pocl_remote_arg
   uint64_t a;
   uint64_t b;
 } pocl_remote_arg;
+
+typedef struct pocl_remote_svm_alloc
+{
+  uint64_t size;
+  uint64_t flags; /* cl_svm_mem_flags */
+  uint32_t device;
+  uint32_t reserved;
+} pocl_remote_svm_alloc;
+
+/* NDRANGE with POCL_RCMD_SVM: after the arguments, one svm_sync with the
+   count, then `count` (address, size) regions, then their bytes.  */
+typedef struct pocl_remote_svm_sync
+{
+  uint64_t address;
+  uint64_t size;
+} pocl_remote_svm_sync;
 
 typedef struct pocl_remote_ndrange
 {
@@ -684,6 +716,8 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_wait) == 16, "wait");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_cmd) == 16, "cmd");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg) == 24, "arg");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ndrange) == 112, "ndr");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_svm_alloc) == 24, "svma");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_svm_sync) == 16, "svms");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_mem_cmd) == 152, "memcmd");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_connect_peer) == 32, "cpeer");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_subscribe) == 16, "subscr");
@@ -729,6 +763,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_get_program_binary);
     case POCL_RMSG_SUBSCRIBE:
       return sizeof (pocl_remote_subscribe);
+    case POCL_RMSG_SVM_ALLOC:
+      return sizeof (pocl_remote_svm_alloc);
     case POCL_RMSG_PUSH:
     case POCL_RMSG_MIGRATE_IN:
       return sizeof (pocl_remote_migrate);
@@ -740,6 +776,7 @@ pocl_remote_body_size (uint32_t type)
     case POCL_RMSG_FREE_PROGRAM:
     case POCL_RMSG_FREE_KERNEL:
     case POCL_RMSG_FREE_SAMPLER:
+    case POCL_RMSG_SVM_FREE:
       return sizeof (pocl_remote_release);
     case POCL_RMSG_NOTIFY_EVENT:
     case POCL_RMSG_PEER_NOTIFY:

@@ -38,8 +38,10 @@ declare -A allowed=(
   [CL_DEVICE_PARTITION_PROPERTIES]="none: no sub-devices"
   # The device's memory is on the server, not the client's host memory.
   [CL_DEVICE_HOST_UNIFIED_MEMORY]="false: memory is on the server"
-  # SVM shares virtual addresses between host and device: impossible across machines.
-  [CL_DEVICE_SVM_CAPABILITIES]="none: no shared virtual memory across machines"
+  # SVM: coarse and fine-grained buffers as the server's device has them, never
+  # atomics (the host copy and the server's are two memories, made consistent at
+  # synchronization points only).
+  [CL_DEVICE_SVM_CAPABILITIES]="the server's coarse and fine-grained buffers, no atomics"
   # Native kernels are host function pointers: they cannot run on a server.
   [CL_DEVICE_EXECUTION_CAPABILITIES]="CL_EXEC_KERNEL only: no native kernels"
   # clCreateProgramWithBuiltInKernels has no protocol message: none are offered.

@@ -22,6 +22,7 @@ set(REMOTE_E2E_PROGRAMS
   session_death
   program_binaries
   program_includes
+  svm
   event_status)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
@@ -174,6 +175,17 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/program_includes_local PROPERTIES LABELS "remote"
     TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
     FAIL_REGULAR_EXPRESSION "program_includes: FAIL")
+  # Shared virtual memory: the same addresses on client and server.
+  add_test(NAME remote/svm
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_svm>)
+  set_tests_properties(remote/svm PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "svm: FAIL")
+  add_test(NAME remote/svm_local
+    COMMAND $<TARGET_FILE:remote_test_svm> local)
+  set_tests_properties(remote/svm_local PROPERTIES LABELS "remote"
+    TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
+    FAIL_REGULAR_EXPRESSION "svm: FAIL")
   # ... two of them again through the completion path of NVIDIA servers (pocld's
   # waiter thread and commands without native events), on a pocld of its own.
   add_test(NAME remote/waiter

@@ -504,6 +504,9 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   char *name = NULL;
   apply_device_info (dev, reply, reply_size, &name);
   free (reply);
+  cl_device_svm_capabilities svm = 0;
+  other_info (dev, CL_DEVICE_SVM_CAPABILITIES, sizeof (svm), &svm, NULL);
+  pocl_remote_svm_setup (dev, svm);
   set_partitioning (dev);
 
   char long_name[512];
@@ -688,6 +691,7 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
   remote_device_data *d = (remote_device_data *)device->data;
   remote_server *s = pocl_remote_session_for (device, mem->context);
   pocl_mem_identifier *p = &mem->device_ptrs[device->global_mem_id];
+  int on_svm = 0;
   const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_READ_ONLY
                               | CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY
                               | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
@@ -728,11 +732,19 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
       cb.flags = mem->flags & access;
       cb.size = mem->size;
       cb.device = d->server_device;
+      /* on SVM memory: the server's buffer is the allocation, whose
+         content the device has already */
+      on_svm = (mem->flags & CL_MEM_USE_HOST_PTR)
+               && pocl_remote_svm_holds (s, mem->mem_host_ptr, mem->size);
+      uint64_t addr = (uint64_t)(uintptr_t)mem->mem_host_ptr;
+      struct iovec iov = { &addr, sizeof (addr) };
+      if (on_svm)
+        cb.flags |= CL_MEM_USE_HOST_PTR;
       pocl_remote_request_async (s, POCL_RMSG_CREATE_BUFFER, &cb,
-                                 sizeof (cb), NULL, 0);
+                                 sizeof (cb), &iov, on_svm);
     }
   p->mem_ptr = (void *)(uintptr_t)pocl_remote_wire_id (mem->id, device);
-  p->version = 0;
+  p->version = on_svm ? mem->latest_version : 0;
   return CL_SUCCESS;
 }
 
@@ -868,4 +880,5 @@ pocl_remote_init_device_ops (struct pocl_device_ops *ops)
 
   pocl_remote_init_program_ops (ops);
   pocl_remote_init_submit_ops (ops);
+  pocl_remote_init_svm_ops (ops);
 }

@@ -223,6 +223,8 @@ struct remote_event
   /* marked CL_RUNNING under a dependency's lock: its CL_RUNNING callbacks
      are called with the completion (mark_running) */
   int running_callbacks_owed;
+  /* SVM work left for the completion (remote_svm.c), or NULL */
+  struct remote_svm_op *svm;
   /* the server's completion, held while dependencies are still pending */
   int deferred;
   pocl_remote_completion completion;
@@ -316,6 +318,31 @@ pocl_remote_pause (void)
 int pocl_remote_send_command (remote_server *s, _cl_command_node *node,
                               remote_event *re, pocl_remote_cmd *c,
                               struct iovec *waits);
+/* One memory command, its data inline or on the data socket; `packed`:
+   data is a temporary copy (the replay log copies it).  */
+int pocl_remote_send_mem (remote_server *s, uint32_t type, remote_event *re,
+                          pocl_remote_mem_cmd *m, struct iovec *waits,
+                          const void *data, size_t data_size, int packed);
+int pocl_remote_send_marker (remote_server *s, remote_event *re,
+                             pocl_remote_cmd *c, struct iovec *waits,
+                             int barrier);
+
+/* remote_svm.c */
+/* live fine-grained SVM allocations (atomic): launches carry them */
+extern unsigned pocl_remote_svm_fine;
+void pocl_remote_svm_setup (cl_device_id dev,
+                            cl_device_svm_capabilities server_caps);
+void pocl_remote_init_svm_ops (struct pocl_device_ops *ops);
+/* Whether [p, p + n) lies in one SVM allocation of session s.  */
+int pocl_remote_svm_holds (remote_server *s, const void *p, size_t n);
+int pocl_remote_svm_command (remote_server *s, _cl_command_node *node,
+                             remote_event *re, pocl_remote_mem_cmd *m,
+                             struct iovec *waits);
+int pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
+                                  pocl_remote_ndrange *b, struct iovec *iov2);
+/* Does what re->svm left for the completion (status: the command's) and
+   frees it.  */
+void pocl_remote_svm_done (remote_event *re, cl_int status);
 /* The default queue of `dev` in mem's context, or NULL.  */
 cl_command_queue pocl_remote_default_queue (cl_mem mem, cl_device_id dev);
 /* The queue a command runs on: for a read served by the device that holds

@@ -24,8 +24,8 @@ pixel_size (cl_mem image)
 /* Sends one memory command; the data, if any, follows the waits inline or
    goes on the data socket.  `packed`: data is our temporary copy, which the
    replay log must copy too; otherwise it is the application's memory.  */
-static int
-send_mem (remote_server *s, uint32_t type, remote_event *re,
+int
+pocl_remote_send_mem (remote_server *s, uint32_t type, remote_event *re,
           pocl_remote_mem_cmd *m, struct iovec *waits, const void *data,
           size_t data_size, int packed)
 {
@@ -135,8 +135,15 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
         }
       else if (ai->type == POCL_ARG_TYPE_POINTER)
         {
-          if (a->value == NULL)
+          if (a->value == NULL
+              || (a->is_svm && *(void **)a->value == NULL))
             ra.kind = POCL_REMOTE_ARG_NULL;
+          else if (a->is_svm)
+            {
+              /* the same address on both sides */
+              ra.kind = POCL_REMOTE_ARG_SVM;
+              ra.a = (uint64_t)(uintptr_t) * (void **)a->value;
+            }
           else
             {
               ra.kind = POCL_REMOTE_ARG_BUFFER;
@@ -171,15 +178,17 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
   b.args_size = size;
 
   struct iovec iov[2] = { *waits, { args, size } };
-  int r = pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, &b, sizeof (b),
-                            iov, 2);
+  int r = __atomic_load_n (&pocl_remote_svm_fine, __ATOMIC_RELAXED)
+              ? pocl_remote_svm_send_ndrange (s, re, &b, iov)
+              : pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, &b,
+                                  sizeof (b), iov, 2);
   if (args != stack)
     free (args);
   return r;
 }
 
-static int
-send_marker (remote_server *s, remote_event *re, pocl_remote_cmd *c,
+int
+pocl_remote_send_marker (remote_server *s, remote_event *re, pocl_remote_cmd *c,
              struct iovec *waits, int barrier)
 {
   if (barrier)
@@ -358,13 +367,13 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
                                       slice ? slice : row * region[1]);
         if (src == NULL)
           return -1;
-        int r = send_mem (s, image ? POCL_RMSG_WRITE_IMAGE : POCL_RMSG_WRITE,
+        int r = pocl_remote_send_mem (s, image ? POCL_RMSG_WRITE_IMAGE : POCL_RMSG_WRITE,
                           re, m, waits, src, m->data_size, packed != NULL);
         free (packed);
         return r;
       }
     default:
-      return send_marker (s, re, &m->cmd, waits, 0);
+      return pocl_remote_send_marker (s, re, &m->cmd, waits, 0);
     }
 }
 
@@ -393,16 +402,16 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
         struct pocl_context *pc = &cmd->run.pc;
         if (pc->num_groups[0] == 0 || pc->num_groups[1] == 0
             || pc->num_groups[2] == 0)
-          return send_marker (s, re, c, waits, 0);
+          return pocl_remote_send_marker (s, re, c, waits, 0);
         return send_ndrange (s, node, re, c, waits);
       }
 
     case CL_COMMAND_MARKER:
     /* the end of a command buffer replayed command by command */
     case CL_COMMAND_COMMAND_BUFFER_KHR:
-      return send_marker (s, re, c, waits, 0);
+      return pocl_remote_send_marker (s, re, c, waits, 0);
     case CL_COMMAND_BARRIER:
-      return send_marker (s, re, c, waits, 1);
+      return pocl_remote_send_marker (s, re, c, waits, 1);
 
     case CL_COMMAND_MIGRATE_MEM_OBJECTS:
       return send_migration (s, node, re, &m, waits);
@@ -512,7 +521,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
         mem_mapping_t *map = cmd->map.mapping;
         cl_mem mem = e->mem_objs[0];
         if (map->map_flags & CL_MAP_WRITE_INVALIDATE_REGION)
-          return send_marker (s, re, c, waits, 0);
+          return pocl_remote_send_marker (s, re, c, waits, 0);
         if (mem->is_image && !IS_IMAGE1D_BUFFER (mem))
           {
             size_t region[3] = { map->region[0] * pixel_size (mem),
@@ -543,7 +552,7 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
         cl_mem mem = e->mem_objs[0];
         if (!(map->map_flags
               & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
-          return send_marker (s, re, c, waits, 0);
+          return pocl_remote_send_marker (s, re, c, waits, 0);
         if (mem->is_image && !IS_IMAGE1D_BUFFER (mem))
           {
             size_t region[3] = { map->region[0] * pixel_size (mem),
@@ -639,13 +648,21 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       data = &cmd->fill_image.orig_pixel;
       break;
 
+    case CL_COMMAND_SVM_FREE:
+    case CL_COMMAND_SVM_MEMCPY:
+    case CL_COMMAND_SVM_MEMFILL:
+    case CL_COMMAND_SVM_MAP:
+    case CL_COMMAND_SVM_UNMAP:
+    case CL_COMMAND_SVM_MIGRATE_MEM:
+      return pocl_remote_svm_command (s, node, re, &m, waits);
+
     default:
       POCL_MSG_ERR ("remote: %s is not supported on remote devices\n",
                     pocl_command_to_str (node->type));
       return -2;
     }
 
-  r = send_mem (s, type, re, &m, waits, data, data ? m.data_size : 0,
+  r = pocl_remote_send_mem (s, type, re, &m, waits, data, data ? m.data_size : 0,
                 packed != NULL);
   free (packed);
   return r;

@@ -312,6 +312,8 @@ pocl_remote_complete (remote_server *s, remote_event *re,
     }
   POCL_UNLOCK_OBJ (e);
 
+  if (re->svm != NULL)
+    pocl_remote_svm_done (re, status);
   if (status == CL_COMPLETE)
     pocl_update_event_complete (__func__, __LINE__, e, "remote command");
   else
@@ -507,6 +509,8 @@ pocl_remote_free_event_data (cl_event event)
   remote_event *re = (remote_event *)event->data;
   if (re == NULL)
     return;
+  if (re->svm != NULL)
+    pocl_remote_svm_done (re, CL_FAILED);
   pthread_cond_destroy (&re->cond);
   POCL_MEM_FREE (event->data);
 }

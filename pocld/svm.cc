@@ -1,0 +1,250 @@
+// svm.cc - shared virtual memory (doc/protocol.md, "SVM"): the session's
+// native SVM allocations, at whose addresses the client maps its host
+// copies, and the commands on them.  Every address from the client is
+// checked against the allocations before use.
+#include "run.hh"
+
+#include "log.hh"
+
+#include <unistd.h>
+
+namespace pocld {
+
+namespace {
+
+constexpr cl_svm_mem_flags kSvmFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |
+                                       CL_MEM_READ_ONLY |
+                                       CL_MEM_SVM_FINE_GRAIN_BUFFER;
+
+uint64_t page_size()
+{
+  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+uint64_t page_round(uint64_t n)
+{
+  return (n + page_size() - 1) & ~(page_size() - 1);
+}
+
+} // namespace
+
+// The native allocation has a page more than the client's whole pages, so
+// that they start at a page boundary whatever alignment the runtime gives:
+// no other allocation shares them, and the client can map them.
+bool Session::svm_alloc(const Msg &m)
+{
+  auto c = load<pocl_remote_svm_alloc>(m.body);
+  cl_int err = CL_SUCCESS;
+  cl_device_svm_capabilities caps = 0;
+  if (c.device >= devs_.devices.size())
+    err = CL_INVALID_DEVICE;
+  else if ((c.flags & ~kSvmFlags) != 0)
+    err = CL_INVALID_VALUE;
+  else if (c.size == 0 || c.size > devs_.devices[c.device].max_alloc ||
+           c.size > (uint64_t{1} << 48))
+    err = CL_INVALID_BUFFER_SIZE;
+  else if (clGetDeviceInfo(devs_.devices[c.device].id,
+                           CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps,
+                           nullptr) != CL_SUCCESS ||
+           !(caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) ||
+           ((c.flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) &&
+            !(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)))
+    err = CL_INVALID_OPERATION;
+  uint64_t address = 0;
+  if (err == CL_SUCCESS) {
+    uint32_t platform = devs_.devices[c.device].platform;
+    cl_context ctx = context(platform, err);
+    const uint64_t span = page_round(c.size);
+    void *p = ctx ? clSVMAlloc(ctx, c.flags, span + page_size(), 0) : nullptr;
+    if (p == nullptr) {
+      if (err == CL_SUCCESS)
+        err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    } else {
+      address = page_round(uint64_t(uintptr_t(p)));
+      svm_.emplace(address, SvmAlloc{p, ctx, span});
+      LOG_DEBUG(sid_, "SVM allocation of %llu bytes at %#llx",
+                (unsigned long long)c.size, (unsigned long long)address);
+    }
+  }
+  reply(m.hdr.id, err, err == CL_SUCCESS ? &address : nullptr,
+        err == CL_SUCCESS ? sizeof address : 0);
+  return true;
+}
+
+bool Session::svm_free(const Msg &m)
+{
+  uint64_t address = load<pocl_remote_release>(m.body).obj_id;
+  auto it = svm_.find(address);
+  if (it == svm_.end()) {
+    LOG_WARN(sid_, "SVM free of unknown address %#llx ignored",
+             (unsigned long long)address);
+    return true;
+  }
+  // The runtime waits for commands using it (clSVMFree may not: the
+  // client frees only after them).
+  clSVMFree(it->second.ctx, it->second.native);
+  svm_.erase(it);
+  return true;
+}
+
+void Session::svm_release_all()
+{
+  for (auto &a : svm_)
+    clSVMFree(a.second.ctx, a.second.native);
+  svm_.clear();
+}
+
+void *Session::svm_find(uint64_t address, uint64_t size)
+{
+  auto it = svm_.upper_bound(address);
+  if (it == svm_.begin())
+    return nullptr;
+  --it;
+  uint64_t off = address - it->first;
+  if (off >= it->second.span || size > it->second.span - off)
+    return nullptr;
+  return reinterpret_cast<void *>(uintptr_t(address));
+}
+
+cl_int Session::svm_arg(cl_kernel k, uint32_t i, uint64_t address)
+{
+  void *p = svm_find(address, 1);
+  if (p == nullptr) {
+    LOG_ERR(sid_, "kernel argument %u: %#llx is in no SVM allocation", i,
+            (unsigned long long)address);
+    return CL_INVALID_ARG_VALUE;
+  }
+  return clSetKernelArgSVMPointer(k, i, p);
+}
+
+bool Session::svm_mem_command(const Decoded &d, Queue &q)
+{
+  const pocl_remote_mem_cmd &c = d.mem;
+  const uint32_t type = d.hdr.type;
+  const uint64_t id = d.hdr.id, n = c.region[0];
+  const cl_command_queue cq = q.q;
+  void *src = nullptr, *dst = nullptr;
+  bool ok = n != 0 && c.src_origin[0] == 0 && c.dst_origin[0] == 0;
+  if (type == POCL_RMSG_READ || type == POCL_RMSG_COPY)
+    ok = ok && (src = svm_find(c.src_id, n)) != nullptr;
+  if (type == POCL_RMSG_COPY || type == POCL_RMSG_FILL)
+    ok = ok && (dst = svm_find(c.dst_id, n)) != nullptr;
+  else if (type != POCL_RMSG_READ)
+    ok = false; // WRITE: Session::mem_command
+  if (type == POCL_RMSG_FILL)
+    ok = ok && n % c.data_size == 0 && c.dst_id % c.data_size == 0;
+  if (!ok) {
+    LOG_ERR(sid_, "SVM command %llu (type %u): %llu bytes at %#llx/%#llx "
+            "outside the session's SVM allocations",
+            (unsigned long long)id, type, (unsigned long long)n,
+            (unsigned long long)c.src_id, (unsigned long long)c.dst_id);
+    complete_now(id, CL_INVALID_VALUE);
+    return true;
+  }
+  switch (type) {
+  case POCL_RMSG_READ: {
+    Staging *st = Staging::create(n, 1, pinning(q, n));
+    if (st == nullptr) {
+      complete_now(id, CL_OUT_OF_HOST_MEMORY);
+      return true;
+    }
+    st->size = n;
+    return run(id, c.cmd, d.waits, q, st, Pending::Read, nullptr,
+               [&](cl_uint nw, const cl_event *w, cl_event *ev) {
+                 return clEnqueueSVMMemcpy(cq, CL_FALSE, st->data(), src, n,
+                                           nw, w, ev);
+               }) != Outcome::Protocol;
+  }
+  case POCL_RMSG_COPY:
+    return run(id, c.cmd, d.waits, q, nullptr, Pending::Plain, nullptr,
+               [&](cl_uint nw, const cl_event *w, cl_event *ev) {
+                 return clEnqueueSVMMemcpy(cq, CL_FALSE, dst, src, n, nw, w,
+                                           ev);
+               }) != Outcome::Protocol;
+  case POCL_RMSG_FILL:
+    return run(id, c.cmd, d.waits, q, nullptr, Pending::Plain, nullptr,
+               [&](cl_uint nw, const cl_event *w, cl_event *ev) {
+                 return clEnqueueSVMMemFill(cq, dst, d.data, c.data_size, n,
+                                            nw, w, ev);
+               }) != Outcome::Protocol;
+  default:
+    LOG_ERR(sid_, "message type %u refused on SVM", type);
+    return false;
+  }
+}
+
+// Fine-grained SVM around a kernel: the regions' bytes (copied into the
+// staging) are written before it, read back into the staging after it; the
+// completion carries them.
+cl_int Session::svm_stage(const Decoded &d, Staging *&st)
+{
+  for (uint64_t i = 0; i < d.svm_count; ++i) {
+    pocl_remote_svm_sync r;
+    memcpy(&r, d.svm_regions + i * sizeof r, sizeof r);
+    if (svm_find(r.address, r.size) == nullptr) {
+      LOG_ERR(sid_, "NDRANGE: SVM region of %llu bytes at %#llx is in no "
+              "allocation", (unsigned long long)r.size,
+              (unsigned long long)r.address);
+      return CL_INVALID_VALUE;
+    }
+  }
+  st = Staging::create(d.data_len, 1);
+  if (st == nullptr)
+    return CL_OUT_OF_HOST_MEMORY;
+  st->size = d.data_len;
+  memcpy(st->data(), d.data, d.data_len);
+  return CL_SUCCESS;
+}
+
+cl_int Session::svm_around(cl_command_queue cq, const Decoded &d,
+                           Staging *st, cl_uint n, const cl_event *w,
+                           cl_event *ev,
+                           const std::function<cl_int(cl_uint, const cl_event *,
+                                                      cl_event *)> &kernel)
+{
+  // Each step waits for the previous one (the queue may be out of order).
+  std::vector<cl_event> prev(w, w + n);
+  cl_int err = CL_SUCCESS;
+  auto step = [&](auto enqueue) {
+    cl_event e = nullptr;
+    if (err == CL_SUCCESS)
+      err = enqueue(cl_uint(prev.size()), prev.empty() ? nullptr : prev.data(),
+                    &e);
+    if (err != CL_SUCCESS)
+      return;
+    if (prev.size() == 1 && prev[0] != (n ? w[0] : nullptr))
+      clReleaseEvent(prev[0]);
+    prev.assign(1, e);
+  };
+  auto each = [&](bool to_device) {
+    uint64_t off = 0;
+    for (uint64_t i = 0; i < d.svm_count; ++i) {
+      pocl_remote_svm_sync r;
+      memcpy(&r, d.svm_regions + i * sizeof r, sizeof r);
+      void *p = reinterpret_cast<void *>(uintptr_t(r.address));
+      uint8_t *h = st->data() + off;
+      step([&](cl_uint nw, const cl_event *ww, cl_event *e) {
+        return to_device
+                   ? clEnqueueSVMMemcpy(cq, CL_FALSE, p, h, r.size, nw, ww, e)
+                   : clEnqueueSVMMemcpy(cq, CL_FALSE, h, p, r.size, nw, ww, e);
+      });
+      off += r.size;
+    }
+  };
+  each(true);
+  step(kernel);
+  each(false);
+  if (err != CL_SUCCESS) {
+    // What was enqueued uses the staging, which the failure frees.
+    if (prev.size() == 1 && prev[0] != (n ? w[0] : nullptr)) {
+      clWaitForEvents(1, &prev[0]);
+      clReleaseEvent(prev[0]);
+    }
+    return err;
+  }
+  *ev = prev[0];
+  return CL_SUCCESS;
+}
+
+} // namespace pocld
