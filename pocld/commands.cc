@@ -432,7 +432,8 @@ cl_int Session::set_args(Kernel &k, const Device &d,
         continue;
       break;
     case POCL_REMOTE_ARG_SVM:
-      if (ac.scalar)
+      // checked even when cached: the allocation may have been freed since
+      if (ac.scalar || !svm_arg_ok(i, a.a))
         return CL_INVALID_ARG_VALUE;
       key = a.a;
       if (ac.kind == a.kind && ac.a == key)
@@ -458,7 +459,8 @@ cl_int Session::set_args(Kernel &k, const Device &d,
       err = clSetKernelArg(k.k, i, a.a, nullptr);
       break;
     case POCL_REMOTE_ARG_SVM:
-      err = svm_arg(k.k, i, a.a);
+      err = clSetKernelArgSVMPointer(
+          k.k, i, reinterpret_cast<void *>(uintptr_t(a.a)));
       break;
     default:
       err = clSetKernelArg(k.k, i, sizeof mem, &mem);

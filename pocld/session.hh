@@ -401,7 +401,7 @@ private:
   void svm_release_all();
   // The address if [address, address + size) lies in one allocation.
   void *svm_find(uint64_t address, uint64_t size);
-  cl_int svm_arg(cl_kernel k, uint32_t i, uint64_t address);
+  bool svm_arg_ok(uint32_t i, uint64_t address);
   bool svm_mem_command(const Decoded &d, Queue &q);
   cl_int svm_stage(const Decoded &d, Staging *&st);
   cl_int svm_around(cl_command_queue cq, const Decoded &d, Staging *st,

@@ -107,15 +107,13 @@ void *Session::svm_find(uint64_t address, uint64_t size)
   return reinterpret_cast<void *>(uintptr_t(address));
 }
 
-cl_int Session::svm_arg(cl_kernel k, uint32_t i, uint64_t address)
+bool Session::svm_arg_ok(uint32_t i, uint64_t address)
 {
-  void *p = svm_find(address, 1);
-  if (p == nullptr) {
-    LOG_ERR(sid_, "kernel argument %u: %#llx is in no SVM allocation", i,
-            (unsigned long long)address);
-    return CL_INVALID_ARG_VALUE;
-  }
-  return clSetKernelArgSVMPointer(k, i, p);
+  if (svm_find(address, 1) != nullptr)
+    return true;
+  LOG_ERR(sid_, "kernel argument %u: %#llx is in no SVM allocation", i,
+          (unsigned long long)address);
+  return false;
 }
 
 bool Session::svm_mem_command(const Decoded &d, Queue &q)

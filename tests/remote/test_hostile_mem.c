@@ -5,6 +5,8 @@
    - NDRANGE buffer arguments at offsets that make no sub-buffer: not
      aligned, at or past the buffer's end, near 2^64; then one that does,
      whose kernel writes land at that offset;
+   - SVM pointers outside the session's SVM allocations: kernel arguments,
+     reads, fine-grained regions around a kernel;
    - READ_IMAGE and WRITE_IMAGE (inline bytes and on the data socket) whose
      data size does not match their region: CL_INVALID_VALUE, where pocld
      closed the session before.
@@ -117,6 +119,147 @@ sub_buffer_args (raw_session *s)
         sizeof (bad) / sizeof (bad[0]));
 }
 
+/* SVM_ALLOC's address (0: refused: a server without SVM).  */
+static uint64_t
+svm_alloc (raw_session *s, uint64_t size)
+{
+  pocl_remote_svm_alloc a;
+  memset (&a, 0, sizeof (a));
+  a.size = size;
+  a.flags = CL_MEM_READ_WRITE;
+  uint64_t id = ++s->next_id, addr = 0;
+  if (raw_send (s->cmd, POCL_RMSG_SVM_ALLOC, id, &a, sizeof (a), NULL, 0))
+    fail ("SVM_ALLOC: pocld closed the connection");
+  for (;;)
+    {
+      raw_msg m;
+      if (raw_recv (s->cmd, &m, 20000))
+        fail ("SVM_ALLOC: no reply");
+      if (m.h.type == POCL_RMSG_REPLY && m.h.id == id)
+        {
+          if (m.body.reply.status == CL_SUCCESS && m.h.payload_size == 8)
+            memcpy (&addr, m.payload, 8);
+          free (m.payload);
+          return addr;
+        }
+      free (m.payload);
+    }
+}
+
+static int32_t
+ndrange_svm (raw_session *s, uint64_t address)
+{
+  struct
+  {
+    pocl_remote_ndrange nd;
+    pocl_remote_arg arg;
+  } m;
+  memset (&m, 0, sizeof (m));
+  m.nd.cmd.queue_id = 1;
+  m.nd.kernel_id = 0x300;
+  m.nd.work_dim = 1;
+  m.nd.num_args = 1;
+  m.nd.global[0] = 16;
+  m.nd.global[1] = m.nd.global[2] = 1;
+  m.nd.args_size = sizeof (m.arg);
+  m.arg.kind = POCL_REMOTE_ARG_SVM;
+  m.arg.a = address;
+  return completes (s, POCL_RMSG_NDRANGE, &m.nd, sizeof (m.nd), &m.arg,
+                    sizeof (m.arg), "NDRANGE with an SVM pointer");
+}
+
+/* SVM addresses outside the session's allocations are refused, never
+   dereferenced: kernel arguments, reads, fine-grained regions.  */
+static void
+svm_pointers (raw_session *s)
+{
+  const uint64_t size = 4096;
+  uint64_t a = svm_alloc (s, size);
+  if (a == 0)
+    {
+      note ("the server allocates no SVM: SVM pointers not tried");
+      return;
+    }
+  const uint64_t bad[] = { 0x1000, a - 4, a + size, a + (1ull << 40),
+                           UINT64_MAX - 3 };
+  int32_t st;
+  for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); ++i)
+    if ((st = ndrange_svm (s, bad[i])) != CL_INVALID_ARG_VALUE)
+      fail ("an SVM argument at %#llx: status %d (%s), expected "
+            "CL_INVALID_ARG_VALUE",
+            (unsigned long long)bad[i], st, clerr (st));
+  if ((st = ndrange_svm (s, a + 64)) != CL_COMPLETE)
+    fail ("an SVM argument inside the allocation: status %d (%s)", st,
+          clerr (st));
+  pocl_remote_mem_cmd mc;
+  memset (&mc, 0, sizeof (mc));
+  mc.cmd.queue_id = 1;
+  mc.cmd.flags = POCL_RCMD_SVM;
+  mc.src_id = a + size - 8;
+  mc.region[0] = mc.data_size = 16; /* 8 bytes past the end */
+  if ((st = completes (s, POCL_RMSG_READ, &mc, sizeof (mc), NULL, 0,
+                       "SVM READ"))
+      != CL_INVALID_VALUE)
+    fail ("an SVM read past the allocation: status %d (%s)", st, clerr (st));
+  mc.src_id = a + 64;
+  unsigned char *data = NULL;
+  uint64_t got = 0;
+  if (raw_command (s, POCL_RMSG_READ, &mc, sizeof (mc), NULL, 0, &st, &data,
+                   &got)
+      || st != CL_COMPLETE || got != 16)
+    fail ("an SVM read inside the allocation: status %d, %llu bytes", st,
+          (unsigned long long)got);
+  for (int i = 0; i < 16; i += 4)
+    {
+      uint32_t v;
+      memcpy (&v, data + i, 4);
+      if (v != 7)
+        fail ("the kernel's SVM word %d is %u, not 7", i / 4, v);
+    }
+  free (data);
+  /* a fine-grained region outside the allocations */
+  struct
+  {
+    pocl_remote_ndrange nd;
+    pocl_remote_arg arg;
+    pocl_remote_svm_sync head, region;
+    uint64_t bytes;
+  } f;
+  memset (&f, 0, sizeof (f));
+  f.nd.cmd.queue_id = 1;
+  f.nd.cmd.flags = POCL_RCMD_SVM;
+  f.nd.kernel_id = 0x300;
+  f.nd.work_dim = 1;
+  f.nd.num_args = 1;
+  f.nd.global[0] = 1;
+  f.nd.global[1] = f.nd.global[2] = 1;
+  f.nd.args_size = sizeof (f.arg);
+  f.arg.kind = POCL_REMOTE_ARG_SVM;
+  f.arg.a = a;
+  f.head.address = 1;
+  f.head.size = 8;
+  f.region.address = a + size;
+  f.region.size = 8;
+  if ((st = completes (s, POCL_RMSG_NDRANGE, &f.nd, sizeof (f.nd), &f.arg,
+                       sizeof (f) - sizeof (f.nd), "NDRANGE, SVM regions"))
+      != CL_INVALID_VALUE)
+    fail ("a fine-grained region past the allocation: status %d (%s)", st,
+          clerr (st));
+  /* the argument cached by the server before the free */
+  if ((st = ndrange_svm (s, a + 64)) != CL_COMPLETE)
+    fail ("an SVM argument inside the allocation, again: status %d (%s)", st,
+          clerr (st));
+  pocl_remote_release rel = { a };
+  if (raw_send (s->cmd, POCL_RMSG_SVM_FREE, 0, &rel, sizeof (rel), NULL, 0))
+    fail ("SVM_FREE: pocld closed the connection");
+  if ((st = ndrange_svm (s, a + 64)) != CL_INVALID_ARG_VALUE)
+    fail ("an SVM argument in a freed allocation: status %d (%s)", st,
+          clerr (st));
+  note ("SVM arguments at %zu addresses outside the allocations, a read past "
+        "one and a fine-grained region past one refused; a freed one too",
+        sizeof (bad) / sizeof (bad[0]));
+}
+
 static void
 image_sizes (raw_session *s)
 {
@@ -203,10 +346,11 @@ main (void)
   raw_open (&s);
   raw_create_queue (&s, 1);
   sub_buffer_args (&s);
+  svm_pointers (&s);
   image_sizes (&s);
   raw_close (&s);
-  printf ("%s: PASS: bad sub-buffer offsets and image sizes get errors, the "
-          "session goes on\n",
+  printf ("%s: PASS: bad sub-buffer offsets, SVM pointers and image sizes get "
+          "errors, the session goes on\n",
           TEST_NAME);
   return 0;
 }

@@ -211,7 +211,7 @@ test_copy_fill (void)
 static void
 test_buffer_on_svm (void)
 {
-  enum { N = 3000 };
+  enum { N = 300000 }; /* over the data socket threshold */
   cl_int err;
   uint32_t *a = svm_alloc (CL_MEM_READ_WRITE, N * 4);
   CHECK (clEnqueueSVMMap (q, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, a,
