@@ -156,7 +156,26 @@ test_fine (void)
   clSVMFree (ctx, a);
   clSVMFree (ctx, b);
   clSVMFree (ctx, result);
-  note ("fine-grained: the same list without maps, twice");
+  /* kernels back to back: each sees what the one before wrote */
+  enum { N = 5000 };
+  uint32_t *v = svm_alloc (f, N * 4);
+  for (uint32_t i = 0; i < N; ++i)
+    v[i] = i;
+  cl_kernel k = create_kernel (prog, "twice");
+  CHECK (clSetKernelArgSVMPointer (k, 0, v));
+  size_t g = N;
+  for (int r = 0; r < 3; ++r)
+    CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+  CHECK (clFinish (q));
+  for (uint32_t i = 0; i < N; ++i)
+    if (v[i] != i * 8)
+      fail ("three kernels in a row on fine-grained memory: element %u is "
+            "%u, expected %u",
+            i, v[i], i * 8);
+  clReleaseKernel (k);
+  clSVMFree (ctx, v);
+  note ("fine-grained: the same list without maps, twice; three kernels in "
+        "a row");
 }
 
 static void

@@ -333,6 +333,16 @@ extern unsigned pocl_remote_svm_fine;
 void pocl_remote_svm_setup (cl_device_id dev,
                             cl_device_svm_capabilities server_caps);
 void pocl_remote_init_svm_ops (struct pocl_device_ops *ops);
+/* Whether the command carries host memory that fine-grained SVM may be:
+   then it leaves once its dependencies are done.  */
+static inline int
+pocl_remote_svm_holds_back (_cl_command_node *node)
+{
+  return __atomic_load_n (&pocl_remote_svm_fine, __ATOMIC_RELAXED)
+         && (node->type == CL_COMMAND_NDRANGE_KERNEL
+             || node->type == CL_COMMAND_TASK
+             || node->type == CL_COMMAND_SVM_MEMCPY);
+}
 /* Whether [p, p + n) lies in one SVM allocation of session s.  */
 int pocl_remote_svm_holds (remote_server *s, const void *p, size_t n);
 int pocl_remote_svm_command (remote_server *s, _cl_command_node *node,

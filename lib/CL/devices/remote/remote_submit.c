@@ -231,10 +231,13 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
     }
   /* The bytes of a host-to-device migration are mem_host_ptr's as it is
      when they are sent: with dependencies pending (an export from another
-     device still on its way) they leave from pocl_remote_notify_dep.  */
-  if (node->type == CL_COMMAND_MIGRATE_MEM_OBJECTS
-      && node->command.migrate.type == ENQUEUE_MIGRATE_TYPE_H2D
-      && e->wait_list != NULL)
+     device still on its way) they leave from pocl_remote_notify_dep.  So
+     do kernels and SVM copies that carry fine-grained SVM memory, which a
+     dependency may still bring up to date.  */
+  if (e->wait_list != NULL
+      && ((node->type == CL_COMMAND_MIGRATE_MEM_OBJECTS
+           && node->command.migrate.type == ENQUEUE_MIGRATE_TYPE_H2D)
+          || pocl_remote_svm_holds_back (node)))
     {
       re->held = node;
       POCL_UNLOCK_OBJ (e);
@@ -350,7 +353,7 @@ pocl_remote_complete_deferred (void)
 
 /* finished is one of event's dependencies.  The server learns of foreign
    ones only from us.  */
-/* Sends a held migration whose dependencies are all done (so it has no
+/* Sends a held command whose dependencies are all done (so it has no
    waits); called with its event locked.  A failure is completed by a
    reader, like a deferred completion.  */
 static void
