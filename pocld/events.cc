@@ -446,9 +446,13 @@ void Session::complete(Pending *p, cl_int exec_status)
     const void *data = nullptr;
     uint64_t len = 0;
     // An NDRANGE's staging holds its fine-grained SVM regions.
-    if ((p->kind == Pending::Read ||
-         (p->kind == Pending::Kernel && st != nullptr)) &&
+    if (p->kind == Pending::Kernel && st != nullptr &&
         c.status == CL_COMPLETE) {
+      const uint8_t *changes;
+      len = svm_changes(*st, changes);
+      data = changes;
+    }
+    if (p->kind == Pending::Read && c.status == CL_COMPLETE) {
       data = st->data();
       len = st->size;
       if (p->flags & POCL_RCMD_CONTENT_SIZE) {

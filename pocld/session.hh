@@ -125,6 +125,11 @@ struct Kernel {
   std::vector<ArgCache> args; // one per argument
 };
 
+// svm.cc: a fine-grained NDRANGE's staging (Session::svm_stage) holds
+// 4 * size + this; svm_changes sets `out` to what its COMPLETION carries.
+constexpr uint64_t kSvmChangesSlack = 64;
+uint64_t svm_changes(Staging &st, const uint8_t *&out);
+
 // A native SVM allocation; the client knows it by `address` (its key in
 // Session::svm_), the first page boundary in it, and uses `span` bytes.
 struct SvmAlloc {

@@ -172,9 +172,10 @@ bool Session::svm_mem_command(const Decoded &d, Queue &q)
   }
 }
 
-// Fine-grained SVM around a kernel: the regions' bytes (copied into the
-// staging) are written before it, read back into the staging after it; the
-// completion carries them.
+// Fine-grained SVM around a kernel.  The staging holds the regions' bytes
+// as written before it (the twin), then as read back after it, then room
+// for what changed (svm_changes): only that goes back, so the host's own
+// writes to other bytes of the regions meanwhile stand.
 cl_int Session::svm_stage(const Decoded &d, Staging *&st)
 {
   for (uint64_t i = 0; i < d.svm_count; ++i) {
@@ -187,12 +188,47 @@ cl_int Session::svm_stage(const Decoded &d, Staging *&st)
       return CL_INVALID_VALUE;
     }
   }
-  st = Staging::create(d.data_len, 1);
+  const uint64_t n = d.data_len;
+  st = Staging::create(4 * n + kSvmChangesSlack, 1);
   if (st == nullptr)
     return CL_OUT_OF_HOST_MEMORY;
-  st->size = d.data_len;
-  memcpy(st->data(), d.data, d.data_len);
+  st->size = n;
+  memcpy(st->data(), d.data, n);
   return CL_SUCCESS;
+}
+
+// Runs of changed bytes as {offset, length} and the bytes, closer runs
+// than a header merged, then {0, 0}: at most 2 * size + kSvmChangesSlack.
+uint64_t svm_changes(Staging &st, const uint8_t *&out)
+{
+  const uint64_t n = st.size;
+  const uint8_t *twin = st.data(), *now = twin + n;
+  uint8_t *o = st.data() + 2 * n, *start = o;
+  uint64_t i = 0;
+  while (i < n) {
+    if (twin[i] == now[i]) {
+      ++i;
+      continue;
+    }
+    uint64_t end = i + 1, same = 0;
+    for (uint64_t j = end; j < n && same < 16; ++j) {
+      if (twin[j] != now[j]) {
+        end = j + 1;
+        same = 0;
+      } else
+        ++same;
+    }
+    const uint64_t hdr[2] = {i, end - i};
+    memcpy(o, hdr, sizeof hdr);
+    memcpy(o + sizeof hdr, now + i, end - i);
+    o += sizeof hdr + (end - i);
+    i = end;
+  }
+  const uint64_t last[2] = {0, 0};
+  memcpy(o, last, sizeof last);
+  o += sizeof last;
+  out = start;
+  return uint64_t(o - start);
 }
 
 cl_int Session::svm_around(cl_command_queue cq, const Decoded &d,
@@ -221,7 +257,7 @@ cl_int Session::svm_around(cl_command_queue cq, const Decoded &d,
       pocl_remote_svm_sync r;
       memcpy(&r, d.svm_regions + i * sizeof r, sizeof r);
       void *p = reinterpret_cast<void *>(uintptr_t(r.address));
-      uint8_t *h = st->data() + off;
+      uint8_t *h = st->data() + off + (to_device ? 0 : d.data_len);
       step([&](cl_uint nw, const cl_event *ww, cl_event *e) {
         return to_device
                    ? clEnqueueSVMMemcpy(cq, CL_FALSE, p, h, r.size, nw, ww, e)

@@ -172,10 +172,22 @@ test_fine (void)
       fail ("three kernels in a row on fine-grained memory: element %u is "
             "%u, expected %u",
             i, v[i], i * 8);
+  /* the host writes other bytes of the allocation while a kernel runs:
+     both writes stand */
+  g = N / 2;
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+  for (uint32_t i = N / 2; i < N; ++i)
+    v[i] = 12345u;
+  CHECK (clFinish (q));
+  for (uint32_t i = 0; i < N; ++i)
+    if (v[i] != (i < N / 2 ? i * 16 : 12345u))
+      fail ("a kernel on one half, the host on the other: element %u is %u, "
+            "expected %u",
+            i, v[i], i < N / 2 ? i * 16 : 12345u);
   clReleaseKernel (k);
   clSVMFree (ctx, v);
   note ("fine-grained: the same list without maps, twice; three kernels in "
-        "a row");
+        "a row; the host writing one half while a kernel writes the other");
 }
 
 static void

@@ -115,6 +115,16 @@ pocl_remote_svm_holds (remote_server *s, const void *p, size_t n)
   return r;
 }
 
+/* The most a kernel's COMPLETION brings back for `total` bytes of
+   fine-grained regions: runs of changed bytes, each {offset, length} and
+   the bytes, then {0, 0} (pocld's svm_changes), and one byte more than
+   that, since a payload that fills dst_size would be taken as complete.  */
+static size_t
+changes_max (size_t total)
+{
+  return 2 * total + 64 + 1;
+}
+
 static void
 server_free (remote_server *s, uint64_t addr)
 {
@@ -267,7 +277,7 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
     {
       packed = malloc (table + total);
       op->regions = malloc (n * sizeof (pocl_remote_svm_sync));
-      op->staging = malloc (total);
+      op->staging = malloc (changes_max (total));
     }
   if (packed != NULL && op->regions != NULL && op->staging != NULL)
     {
@@ -304,8 +314,10 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
     }
   op->kind = SVM_OP_SCATTER;
   op->count = n;
+  op->size = total;
   re->dst = op->staging;
-  re->dst_size = total;
+  re->dst_size = changes_max (total);
+  re->partial = 1;
   re->svm = op;
   b->cmd.flags |= POCL_RCMD_SVM;
   struct iovec iov[3] = { iov2[0], iov2[1], { packed, table + total } };
@@ -490,23 +502,53 @@ free_pointers (struct remote_svm_op *op)
 #endif
 }
 
+/* Copies the runs of bytes a kernel changed into the host copies: offsets
+   count through the regions one after the other.  The host's own writes
+   to other bytes meanwhile stand.  */
+static void
+apply_changes (struct remote_svm_op *op)
+{
+  size_t at = 0, cap = changes_max (op->size);
+  for (;;)
+    {
+      uint64_t h[2];
+      if (at + sizeof (h) > cap)
+        break;
+      memcpy (h, op->staging + at, sizeof (h));
+      at += sizeof (h);
+      if (h[1] == 0 || h[0] > op->size || h[1] > op->size - h[0]
+          || h[1] > cap - at)
+        break;
+      uint64_t off = h[0], len = h[1], base = 0, i;
+      for (i = 0; i < op->count && len > 0; ++i)
+        {
+          uint64_t rs = op->regions[i].size;
+          if (off < base + rs)
+            {
+              uint64_t n = base + rs - off < len ? base + rs - off : len;
+              memcpy ((char *)(uintptr_t)op->regions[i].address
+                          + (off - base),
+                      op->staging + at + (off - h[0]), n);
+              off += n;
+              len -= n;
+            }
+          base += rs;
+        }
+      at += h[1];
+    }
+}
+
 void
 pocl_remote_svm_done (remote_event *re, cl_int status)
 {
   struct remote_svm_op *op = re->svm;
-  uint64_t i;
-  size_t off = 0;
+  size_t off;
   re->svm = NULL;
   if (status == CL_COMPLETE)
     switch (op->kind)
       {
       case SVM_OP_SCATTER:
-        for (i = 0; i < op->count; ++i)
-          {
-            memcpy ((void *)(uintptr_t)op->regions[i].address,
-                    op->staging + off, op->regions[i].size);
-            off += op->regions[i].size;
-          }
+        apply_changes (op);
         break;
       case SVM_OP_COPY:
         memmove (op->dst, op->src, op->size);
