@@ -496,6 +496,8 @@ bool Session::ndrange(const Decoded &d)
     err = CL_INVALID_KERNEL_ARGS;
   else
     err = set_args(kit->second, devs_.devices[q->device], d.args);
+  if (err == CL_SUCCESS && kit->second.svm_gen != svm_gen_)
+    err = svm_exec_info(kit->second);
   auto release_subs = [&] {
     for (cl_mem sub : launch_subs_)
       clReleaseMemObject(sub);

@@ -123,6 +123,7 @@ struct ArgCache {
 struct Kernel {
   cl_kernel k;
   std::vector<ArgCache> args; // one per argument
+  uint64_t svm_gen = 0; // Session::svm_gen_ when its SVM pointers were set
 };
 
 // svm.cc: a fine-grained NDRANGE's staging (Session::svm_stage) holds
@@ -407,6 +408,7 @@ private:
   // The address if [address, address + size) lies in one allocation.
   void *svm_find(uint64_t address, uint64_t size);
   bool svm_arg_ok(uint32_t i, uint64_t address);
+  cl_int svm_exec_info(Kernel &k);
   bool svm_mem_command(const Decoded &d, Queue &q);
   cl_int svm_stage(const Decoded &d, Staging *&st);
   cl_int svm_around(cl_command_queue cq, const Decoded &d, Staging *st,
@@ -567,6 +569,7 @@ private:
   std::unordered_map<uint64_t, Kernel> kernels_;
   std::unordered_map<uint64_t, Sampler> samplers_;
   std::map<uint64_t, SvmAlloc> svm_; // by address, for range lookups
+  uint64_t svm_gen_ = 0;             // changes of svm_
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
   // Sub-buffers made for the NDRANGE being enqueued, released right after

@@ -63,6 +63,7 @@ bool Session::svm_alloc(const Msg &m)
     } else {
       address = page_round(uint64_t(uintptr_t(p)));
       svm_.emplace(address, SvmAlloc{p, ctx, span});
+      ++svm_gen_;
       LOG_DEBUG(sid_, "SVM allocation of %llu bytes at %#llx",
                 (unsigned long long)c.size, (unsigned long long)address);
     }
@@ -85,6 +86,7 @@ bool Session::svm_free(const Msg &m)
   // client frees only after them).
   clSVMFree(it->second.ctx, it->second.native);
   svm_.erase(it);
+  ++svm_gen_;
   return true;
 }
 
@@ -114,6 +116,24 @@ bool Session::svm_arg_ok(uint32_t i, uint64_t address)
   LOG_ERR(sid_, "kernel argument %u: %#llx is in no SVM allocation", i,
           (unsigned long long)address);
   return false;
+}
+
+// Kernels may follow pointers stored in SVM memory to any allocation of
+// the session, which some runtimes must be told of (NVIDIA's, coarse-
+// grained).  Set again only after allocations came or went.
+cl_int Session::svm_exec_info(Kernel &k)
+{
+  std::vector<void *> ptrs;
+  ptrs.reserve(svm_.size());
+  for (auto &a : svm_)
+    ptrs.push_back(a.second.native);
+  cl_int err = CL_SUCCESS;
+  if (!ptrs.empty())
+    err = clSetKernelExecInfo(k.k, CL_KERNEL_EXEC_INFO_SVM_PTRS,
+                              ptrs.size() * sizeof(void *), ptrs.data());
+  if (err == CL_SUCCESS)
+    k.svm_gen = svm_gen_;
+  return err;
 }
 
 bool Session::svm_mem_command(const Decoded &d, Queue &q)

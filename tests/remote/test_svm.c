@@ -271,6 +271,42 @@ test_buffer_on_svm (void)
   note ("a kernel on SVM memory, then on a buffer made on it: both doubled");
 }
 
+static int freed_count;
+
+static void CL_CALLBACK
+count_freed (cl_command_queue queue, cl_uint n, void *ptrs[], void *user)
+{
+  (void)queue;
+  freed_count += (int)n;
+  for (cl_uint i = 0; i < n; ++i)
+    clSVMFree ((cl_context)user, ptrs[i]);
+}
+
+/* clEnqueueSVMFree, with and without a callback, behind a kernel that uses
+   the memory.  */
+static void
+test_enqueue_free (void)
+{
+  void *p[2] = { svm_alloc (CL_MEM_READ_WRITE, 4096),
+                 svm_alloc (CL_MEM_READ_WRITE, 4096) };
+  void *r = svm_alloc (CL_MEM_READ_WRITE, 4096);
+  cl_kernel k = create_kernel (prog, "twice");
+  CHECK (clSetKernelArgSVMPointer (k, 0, p[0]));
+  size_t g = 1024;
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+  CHECK (clEnqueueSVMFree (q, 2, p, count_freed, ctx, 0, NULL, NULL));
+  CHECK (clEnqueueSVMFree (q, 1, &r, NULL, NULL, 0, NULL, NULL));
+  CHECK (clFinish (q));
+  if (freed_count != 2)
+    fail ("clEnqueueSVMFree's callback freed %d pointers, expected 2",
+          freed_count);
+  /* the addresses can be had again */
+  void *again = svm_alloc (CL_MEM_READ_WRITE, 3 * 4096);
+  clSVMFree (ctx, again);
+  clReleaseKernel (k);
+  note ("clEnqueueSVMFree with a callback and without, behind a kernel");
+}
+
 static void
 test_zero_size (void)
 {
@@ -308,6 +344,7 @@ main (int argc, char **argv)
   run_sub ("fine-grained SVM", test_fine, 120);
   run_sub ("SVM copies and fills", test_copy_fill, 120);
   run_sub ("a buffer on SVM memory", test_buffer_on_svm, 60);
+  run_sub ("clEnqueueSVMFree", test_enqueue_free, 60);
   run_sub ("zero-size SVM", test_zero_size, 60);
   if (sub_hung)
     return sub_finish ("");
