@@ -725,24 +725,8 @@ pocl_remote_alloc_mem_obj (cl_device_id device, cl_mem mem, void *host_ptr)
                                  sizeof (ci), NULL, 0);
     }
   else
-    {
-      pocl_remote_create_buffer cb;
-      memset (&cb, 0, sizeof (cb));
-      cb.mem_id = pocl_remote_wire_id (mem->id, device);
-      cb.flags = mem->flags & access;
-      cb.size = mem->size;
-      cb.device = d->server_device;
-      /* on SVM memory: the server's buffer is the allocation, whose
-         content the device has already */
-      on_svm = (mem->flags & CL_MEM_USE_HOST_PTR)
-               && pocl_remote_svm_holds (s, mem->mem_host_ptr, mem->size);
-      uint64_t addr = (uint64_t)(uintptr_t)mem->mem_host_ptr;
-      struct iovec iov = { &addr, sizeof (addr) };
-      if (on_svm)
-        cb.flags |= CL_MEM_USE_HOST_PTR;
-      pocl_remote_request_async (s, POCL_RMSG_CREATE_BUFFER, &cb,
-                                 sizeof (cb), &iov, on_svm);
-    }
+    on_svm
+        = pocl_remote_create_buffer_on (s, device, mem, mem->flags & access);
   p->mem_ptr = (void *)(uintptr_t)pocl_remote_wire_id (mem->id, device);
   p->version = on_svm ? mem->latest_version : 0;
   return CL_SUCCESS;
@@ -780,6 +764,7 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
   if (rq == NULL)
     return CL_OUT_OF_HOST_MEMORY;
   pthread_cond_init (&rq->idle_cond, NULL);
+  rq->server = s;
   queue->data = rq;
   /* Asynchronous: clCreateContext creates its default queues under PoCL's
      global context lock, which the reader thread takes when a completion
@@ -795,11 +780,14 @@ pocl_remote_init_queue (cl_device_id device, cl_command_queue queue)
 static int
 pocl_remote_free_queue (cl_device_id device, cl_command_queue queue)
 {
-  remote_server *s = pocl_remote_session_for (device, queue->context);
+  remote_device_data *d = (remote_device_data *)device->data;
+  remote_queue *rq = (remote_queue *)queue->data;
   pocl_remote_release r = { queue->id };
-  if (s != NULL)
-    pocl_remote_send (s, 0, POCL_RMSG_FREE_QUEUE, 0, &r, sizeof (r), NULL,
-                      0);
+  /* a queue of a dead session's context: its session is not the device's */
+  if (rq != NULL
+      && rq->server == __atomic_load_n (&d->server, __ATOMIC_ACQUIRE))
+    pocl_remote_send (rq->server, 0, POCL_RMSG_FREE_QUEUE, 0, &r, sizeof (r),
+                      NULL, 0);
   if (queue->data)
     {
       pthread_cond_destroy (&((remote_queue *)queue->data)->idle_cond);

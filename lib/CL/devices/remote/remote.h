@@ -50,6 +50,9 @@ struct remote_request
 /* A command queue's driver data (cl_command_queue->data).  */
 typedef struct remote_queue
 {
+  /* the session that has it: PoCL may free the queue's context before the
+     queue itself */
+  remote_server *server;
   pthread_cond_t idle_cond; /* clFinish waiters */
   /* times the queue became idle (atomic): what a waiting thread's spin
      reads, since PoCL changes command_count under the queue's lock */
@@ -343,6 +346,11 @@ pocl_remote_svm_holds_back (_cl_command_node *node)
              || node->type == CL_COMMAND_TASK
              || node->type == CL_COMMAND_SVM_MEMCPY);
 }
+/* Asks the server for mem's buffer (asynchronously).  On SVM memory (a
+   CL_MEM_USE_HOST_PTR buffer inside an allocation) the server's buffer is
+   that memory, whose content the device has already: returns 1 then.  */
+int pocl_remote_create_buffer_on (remote_server *s, cl_device_id dev,
+                                  cl_mem mem, cl_mem_flags access);
 /* Whether [p, p + n) lies in one SVM allocation of session s.  */
 int pocl_remote_svm_holds (remote_server *s, const void *p, size_t n);
 int pocl_remote_svm_command (remote_server *s, _cl_command_node *node,
