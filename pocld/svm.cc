@@ -153,7 +153,8 @@ bool Session::svm_mem_command(const Decoded &d, Queue &q)
   if (type == POCL_RMSG_FILL)
     ok = ok && n % c.data_size == 0 && c.dst_id % c.data_size == 0;
   if (!ok) {
-    LOG_ERR(sid_, "SVM command %llu (type %u): %llu bytes at %#llx/%#llx "
+    LOG_ERR(sid_,
+            "SVM command %llu (type %u): %llu bytes at %#llx/%#llx "
             "outside the session's SVM allocations",
             (unsigned long long)id, type, (unsigned long long)n,
             (unsigned long long)c.src_id, (unsigned long long)c.dst_id);
@@ -170,8 +171,8 @@ bool Session::svm_mem_command(const Decoded &d, Queue &q)
     st->size = n;
     return run(id, c.cmd, d.waits, q, st, Pending::Read, nullptr,
                [&](cl_uint nw, const cl_event *w, cl_event *ev) {
-                 return clEnqueueSVMMemcpy(cq, CL_FALSE, st->data(), src, n,
-                                           nw, w, ev);
+                 return clEnqueueSVMMemcpy(cq, CL_FALSE, st->data(), src, n, nw,
+                                           w, ev);
                }) != Outcome::Protocol;
   }
   case POCL_RMSG_COPY:
@@ -183,8 +184,8 @@ bool Session::svm_mem_command(const Decoded &d, Queue &q)
   case POCL_RMSG_FILL:
     return run(id, c.cmd, d.waits, q, nullptr, Pending::Plain, nullptr,
                [&](cl_uint nw, const cl_event *w, cl_event *ev) {
-                 return clEnqueueSVMMemFill(cq, dst, d.data, c.data_size, n,
-                                            nw, w, ev);
+                 return clEnqueueSVMMemFill(cq, dst, d.data, c.data_size, n, nw,
+                                            w, ev);
                }) != Outcome::Protocol;
   default:
     LOG_ERR(sid_, "message type %u refused on SVM", type);
@@ -202,9 +203,10 @@ cl_int Session::svm_stage(const Decoded &d, Staging *&st)
     pocl_remote_svm_sync r;
     memcpy(&r, d.svm_regions + i * sizeof r, sizeof r);
     if (svm_find(r.address, r.size) == nullptr) {
-      LOG_ERR(sid_, "NDRANGE: SVM region of %llu bytes at %#llx is in no "
-              "allocation", (unsigned long long)r.size,
-              (unsigned long long)r.address);
+      LOG_ERR(sid_,
+              "NDRANGE: SVM region of %llu bytes at %#llx is in no "
+              "allocation",
+              (unsigned long long)r.size, (unsigned long long)r.address);
       return CL_INVALID_VALUE;
     }
   }
@@ -251,11 +253,10 @@ uint64_t svm_changes(Staging &st, const uint8_t *&out)
   return uint64_t(o - start);
 }
 
-cl_int Session::svm_around(cl_command_queue cq, const Decoded &d,
-                           Staging *st, cl_uint n, const cl_event *w,
-                           cl_event *ev,
-                           const std::function<cl_int(cl_uint, const cl_event *,
-                                                      cl_event *)> &kernel)
+cl_int Session::svm_around(
+    cl_command_queue cq, const Decoded &d, Staging *st, cl_uint n,
+    const cl_event *w, cl_event *ev,
+    const std::function<cl_int(cl_uint, const cl_event *, cl_event *)> &kernel)
 {
   // Each step waits for the previous one (the queue may be out of order).
   std::vector<cl_event> prev(w, w + n);

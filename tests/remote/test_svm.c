@@ -112,8 +112,7 @@ test_coarse (void)
   walk (head, result, a, b);
   CHECK (clEnqueueSVMMap (q, CL_TRUE, CL_MAP_READ, a, size, 0, NULL, NULL));
   CHECK (clEnqueueSVMMap (q, CL_TRUE, CL_MAP_READ, b, size, 0, NULL, NULL));
-  CHECK (clEnqueueSVMMap (q, CL_TRUE, CL_MAP_READ, result, 16, 0, NULL,
-                          NULL));
+  CHECK (clEnqueueSVMMap (q, CL_TRUE, CL_MAP_READ, result, 16, 0, NULL, NULL));
   check_list (head, result, "coarse-grained list");
   CHECK (clEnqueueSVMUnmap (q, a, 0, NULL, NULL));
   CHECK (clEnqueueSVMUnmap (q, b, 0, NULL, NULL));
@@ -157,7 +156,10 @@ test_fine (void)
   clSVMFree (ctx, b);
   clSVMFree (ctx, result);
   /* kernels back to back: each sees what the one before wrote */
-  enum { N = 5000 };
+  enum
+  {
+    N = 5000
+  };
   uint32_t *v = svm_alloc (f, N * 4);
   for (uint32_t i = 0; i < N; ++i)
     v[i] = i;
@@ -193,7 +195,10 @@ test_fine (void)
 static void
 test_copy_fill (void)
 {
-  enum { N = 4096 };
+  enum
+  {
+    N = 4096
+  };
   size_t size = N * 4;
   uint32_t *a = svm_alloc (CL_MEM_READ_WRITE, size);
   uint32_t *b = svm_alloc (CL_MEM_READ_WRITE, size);
@@ -242,11 +247,14 @@ test_copy_fill (void)
 static void
 test_buffer_on_svm (void)
 {
-  enum { N = 300000 }; /* over the data socket threshold */
+  enum
+  {
+    N = 300000
+  }; /* over the data socket threshold */
   cl_int err;
   uint32_t *a = svm_alloc (CL_MEM_READ_WRITE, N * 4);
-  CHECK (clEnqueueSVMMap (q, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, a,
-                          N * 4, 0, NULL, NULL));
+  CHECK (clEnqueueSVMMap (q, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, a, N * 4,
+                          0, NULL, NULL));
   for (uint32_t i = 0; i < N; ++i)
     a[i] = i + 17;
   CHECK (clEnqueueSVMUnmap (q, a, 0, NULL, NULL));

@@ -188,8 +188,8 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
 }
 
 int
-pocl_remote_send_marker (remote_server *s, remote_event *re, pocl_remote_cmd *c,
-             struct iovec *waits, int barrier)
+pocl_remote_send_marker (remote_server *s, remote_event *re,
+                         pocl_remote_cmd *c, struct iovec *waits, int barrier)
 {
   if (barrier)
     c->flags |= POCL_RCMD_BARRIER;
@@ -347,7 +347,8 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
       m->src_id = id;
       m->data_size = region[0] * region[1] * region[2];
       expect_data (re, mem->mem_host_ptr, region, row, slice);
-      if (!image && pocl_remote_content_size_id (mem, node->device, &m->size_id))
+      if (!image
+          && pocl_remote_content_size_id (mem, node->device, &m->size_id))
         {
           m->cmd.flags |= POCL_RCMD_CONTENT_SIZE;
           re->partial = 1;
@@ -367,8 +368,9 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
                                       slice ? slice : row * region[1]);
         if (src == NULL)
           return -1;
-        int r = pocl_remote_send_mem (s, image ? POCL_RMSG_WRITE_IMAGE : POCL_RMSG_WRITE,
-                          re, m, waits, src, m->data_size, packed != NULL);
+        int r = pocl_remote_send_mem (
+            s, image ? POCL_RMSG_WRITE_IMAGE : POCL_RMSG_WRITE, re, m, waits,
+            src, m->data_size, packed != NULL);
         free (packed);
         return r;
       }
@@ -662,8 +664,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
       return -2;
     }
 
-  r = pocl_remote_send_mem (s, type, re, &m, waits, data, data ? m.data_size : 0,
-                packed != NULL);
+  r = pocl_remote_send_mem (s, type, re, &m, waits, data,
+                            data ? m.data_size : 0, packed != NULL);
   free (packed);
   return r;
 }

@@ -50,7 +50,7 @@ enum
   SVM_OP_SCATTER, /* a kernel's fine-grained regions came back */
   SVM_OP_COPY,    /* host memory to host memory */
   SVM_OP_FILL,
-  SVM_OP_FREE     /* clEnqueueSVMFree */
+  SVM_OP_FREE /* clEnqueueSVMFree */
 };
 struct remote_svm_op
 {
@@ -125,6 +125,27 @@ changes_max (size_t total)
   return 2 * total + 64 + 1;
 }
 
+int
+pocl_remote_create_buffer_on (remote_server *s, cl_device_id dev, cl_mem mem,
+                              cl_mem_flags access)
+{
+  pocl_remote_create_buffer cb;
+  memset (&cb, 0, sizeof (cb));
+  cb.mem_id = pocl_remote_wire_id (mem->id, dev);
+  cb.flags = access;
+  cb.size = mem->size;
+  cb.device = ((remote_device_data *)dev->data)->server_device;
+  int on_svm = (mem->flags & CL_MEM_USE_HOST_PTR)
+               && pocl_remote_svm_holds (s, mem->mem_host_ptr, mem->size);
+  uint64_t addr = (uint64_t)(uintptr_t)mem->mem_host_ptr;
+  struct iovec iov = { &addr, sizeof (addr) };
+  if (on_svm)
+    cb.flags |= CL_MEM_USE_HOST_PTR;
+  pocl_remote_request_async (s, POCL_RMSG_CREATE_BUFFER, &cb, sizeof (cb),
+                             &iov, on_svm);
+  return on_svm;
+}
+
 static void
 server_free (remote_server *s, uint64_t addr)
 {
@@ -157,9 +178,9 @@ remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
     {
       void *reply = NULL;
       uint64_t reply_size = 0, addr;
-      cl_int err = pocl_remote_request (s, POCL_RMSG_SVM_ALLOC, &req,
-                                        sizeof (req), NULL, 0, &reply,
-                                        &reply_size);
+      cl_int err
+          = pocl_remote_request (s, POCL_RMSG_SVM_ALLOC, &req, sizeof (req),
+                                 NULL, 0, &reply, &reply_size);
       if (err != CL_SUCCESS || reply_size != sizeof (addr))
         {
           free (reply);
@@ -168,9 +189,9 @@ remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
         }
       memcpy (&addr, reply, sizeof (addr));
       free (reply);
-      void *p = mmap ((void *)(uintptr_t)addr, span, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
-                      0);
+      void *p
+          = mmap ((void *)(uintptr_t)addr, span, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
       if (p == (void *)(uintptr_t)addr)
         got = p;
       else
@@ -178,9 +199,8 @@ remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
           /* kept until the server gives another address */
           if (p != MAP_FAILED)
             munmap (p, span);
-          POCL_MSG_PRINT_MEMORY ("remote: SVM address %#" PRIx64
-                                 " is taken here\n",
-                                 addr);
+          POCL_MSG_PRINT_MEMORY (
+              "remote: SVM address %#" PRIx64 " is taken here\n", addr);
           taken[ntaken++] = addr;
         }
     }
@@ -224,10 +244,7 @@ remote_svm_free_op (cl_device_id dev, void *ptr)
   munmap (a->addr, a->span);
   server_free (a->server, (uint64_t)(uintptr_t)a->addr);
   remote_svm_map *m, *t;
-  LL_FOREACH_SAFE (a->maps, m, t)
-  {
-    free (m);
-  }
+  LL_FOREACH_SAFE (a->maps, m, t) { free (m); }
   free (a);
 }
 
@@ -301,8 +318,8 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
   if (n == 0)
     {
       free (op);
-      return pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, b,
-                               sizeof (*b), iov2, 2);
+      return pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, b, sizeof (*b),
+                               iov2, 2);
     }
   if (i != n)
     {
@@ -387,9 +404,9 @@ pocl_remote_svm_command (remote_server *s, _cl_command_node *node,
               }
           }
         pthread_mutex_unlock (&svm_lock);
-        int write = mp != NULL
-                    && (mp->flags
-                        & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
+        int write
+            = mp != NULL
+              && (mp->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION));
         size_t n = mp ? mp->size : 0;
         free (mp);
         if (!write)
@@ -526,8 +543,7 @@ apply_changes (struct remote_svm_op *op)
           if (off < base + rs)
             {
               uint64_t n = base + rs - off < len ? base + rs - off : len;
-              memcpy ((char *)(uintptr_t)op->regions[i].address
-                          + (off - base),
+              memcpy ((char *)(uintptr_t)op->regions[i].address + (off - base),
                       op->staging + at + (off - h[0]), n);
               off += n;
               len -= n;
@@ -560,10 +576,9 @@ pocl_remote_svm_done (remote_event *re, cl_int status)
         break;
       case SVM_OP_FREE:
         if (op->free_cmd.pfn_free_func)
-          op->free_cmd.pfn_free_func (op->free_cmd.queue,
-                                      op->free_cmd.num_svm_pointers,
-                                      op->free_cmd.svm_pointers,
-                                      op->free_cmd.data);
+          op->free_cmd.pfn_free_func (
+              op->free_cmd.queue, op->free_cmd.num_svm_pointers,
+              op->free_cmd.svm_pointers, op->free_cmd.data);
         else
           free_pointers (op);
         break;
