@@ -191,8 +191,13 @@ bool Session::create_buffer(const Msg &m)
     cl_context ctx = context(platform, err);
     if (ctx != nullptr)
       mem = clCreateBuffer(ctx, native_flags(c.flags), c.size, svm, &err);
-    if (mem != nullptr)
-      mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++});
+    if (mem != nullptr) {
+      Mem &nm =
+          mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++})
+              .first->second;
+      if (svm != nullptr)
+        nm.svm = svm_buffer(uint64_t(uintptr_t(svm)), c.size);
+    }
   }
   reply(m.hdr.id, err);
   return true;
@@ -324,6 +329,8 @@ void Session::release_mem(Mem &mem)
   if (mem.buf != nullptr && mem.buf != mem.m)
     clReleaseMemObject(mem.buf);
   clReleaseMemObject(mem.m);
+  if (mem.svm != 0) // after the buffer: its memory may go now
+    svm_unbuffer(mem.svm);
 }
 
 bool Session::free_object(const Msg &m)

@@ -103,6 +103,7 @@ struct Mem {
   // Images: pixels along each axis of a transfer's region (array images:
   // the array is the last axis).  Transfers are checked against it.
   uint64_t extent[3] = {0, 0, 0};
+  uint64_t svm = 0; // a buffer on SVM memory: the allocation's address
 };
 
 struct Program {
@@ -137,6 +138,9 @@ struct SvmAlloc {
   void *native;
   cl_context ctx;
   uint64_t span;
+  // Buffers made on it: a free waits for the last one (`freed`).
+  uint32_t buffers = 0;
+  bool freed = false;
 };
 
 struct Sampler {
@@ -407,6 +411,10 @@ private:
   void svm_release_all();
   // The address if [address, address + size) lies in one allocation.
   void *svm_find(uint64_t address, uint64_t size);
+  // The allocation holding [address, address + size) gets a buffer on it:
+  // its key, or 0.  svm_unbuffer drops the buffer.
+  uint64_t svm_buffer(uint64_t address, uint64_t size);
+  void svm_unbuffer(uint64_t key);
   bool svm_arg_ok(uint32_t i, uint64_t address);
   cl_int svm_exec_info(Kernel &k);
   bool svm_mem_command(const Decoded &d, Queue &q);

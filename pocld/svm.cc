@@ -77,17 +77,39 @@ bool Session::svm_free(const Msg &m)
 {
   uint64_t address = load<pocl_remote_release>(m.body).obj_id;
   auto it = svm_.find(address);
-  if (it == svm_.end()) {
+  if (it == svm_.end() || it->second.freed) {
     LOG_WARN(sid_, "SVM free of unknown address %#llx ignored",
              (unsigned long long)address);
     return true;
   }
-  // The runtime waits for commands using it (clSVMFree may not: the
-  // client frees only after them).
-  clSVMFree(it->second.ctx, it->second.native);
-  svm_.erase(it);
+  if (it->second.freed)
+    return true;
+  it->second.freed = true;
+  // No longer found by addresses; kept while buffers use its memory.
+  if (it->second.buffers == 0) {
+    clSVMFree(it->second.ctx, it->second.native);
+    svm_.erase(it);
+  }
   ++svm_gen_;
   return true;
+}
+
+uint64_t Session::svm_buffer(uint64_t address, uint64_t size)
+{
+  if (svm_find(address, size) == nullptr)
+    return 0;
+  auto it = --svm_.upper_bound(address);
+  ++it->second.buffers;
+  return it->first;
+}
+
+void Session::svm_unbuffer(uint64_t key)
+{
+  auto it = svm_.find(key);
+  if (it == svm_.end() || --it->second.buffers != 0 || !it->second.freed)
+    return;
+  clSVMFree(it->second.ctx, it->second.native);
+  svm_.erase(it);
 }
 
 void Session::svm_release_all()
@@ -104,7 +126,8 @@ void *Session::svm_find(uint64_t address, uint64_t size)
     return nullptr;
   --it;
   uint64_t off = address - it->first;
-  if (off >= it->second.span || size > it->second.span - off)
+  if (it->second.freed || off >= it->second.span ||
+      size > it->second.span - off)
     return nullptr;
   return reinterpret_cast<void *>(uintptr_t(address));
 }
@@ -126,7 +149,8 @@ cl_int Session::svm_exec_info(Kernel &k)
   std::vector<void *> ptrs;
   ptrs.reserve(svm_.size());
   for (auto &a : svm_)
-    ptrs.push_back(a.second.native);
+    if (!a.second.freed)
+      ptrs.push_back(a.second.native);
   cl_int err = CL_SUCCESS;
   if (!ptrs.empty())
     err = clSetKernelExecInfo(k.k, CL_KERNEL_EXEC_INFO_SVM_PTRS,

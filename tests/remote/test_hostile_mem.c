@@ -255,8 +255,52 @@ svm_pointers (raw_session *s)
   if ((st = ndrange_svm (s, a + 64)) != CL_INVALID_ARG_VALUE)
     fail ("an SVM argument in a freed allocation: status %d (%s)", st,
           clerr (st));
+  /* an allocation freed while a buffer made on it lives: the buffer's
+     memory stays until the buffer goes */
+  uint64_t b = svm_alloc (s, size);
+  pocl_remote_create_buffer cb;
+  memset (&cb, 0, sizeof (cb));
+  cb.mem_id = 0x101;
+  cb.flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
+  cb.size = size;
+  if (b == 0
+      || raw_request (s, POCL_RMSG_CREATE_BUFFER, &cb, sizeof (cb), &b, 8,
+                      &st)
+      || st != CL_SUCCESS)
+    fail ("a buffer on SVM memory: status %d (%s)", st, clerr (st));
+  rel.obj_id = b;
+  if (raw_send (s->cmd, POCL_RMSG_SVM_FREE, 0, &rel, sizeof (rel), NULL, 0))
+    fail ("SVM_FREE: pocld closed the connection");
+  if ((st = ndrange_svm (s, b)) != CL_INVALID_ARG_VALUE)
+    fail ("an SVM argument in a freed allocation with a buffer on it: status "
+          "%d (%s)",
+          st, clerr (st));
+  struct
+  {
+    pocl_remote_ndrange nd;
+    pocl_remote_arg arg;
+  } kb;
+  memset (&kb, 0, sizeof (kb));
+  kb.nd.cmd.queue_id = 1;
+  kb.nd.kernel_id = 0x300;
+  kb.nd.work_dim = 1;
+  kb.nd.num_args = 1;
+  kb.nd.global[0] = 16;
+  kb.nd.global[1] = kb.nd.global[2] = 1;
+  kb.nd.args_size = sizeof (kb.arg);
+  kb.arg.kind = POCL_REMOTE_ARG_BUFFER;
+  kb.arg.a = 0x101;
+  if ((st = completes (s, POCL_RMSG_NDRANGE, &kb.nd, sizeof (kb.nd), &kb.arg,
+                       sizeof (kb.arg), "NDRANGE on the buffer"))
+      != CL_COMPLETE)
+    fail ("a kernel on a buffer whose SVM memory was freed: status %d (%s)",
+          st, clerr (st));
+  rel.obj_id = 0x101;
+  if (raw_send (s->cmd, POCL_RMSG_FREE_BUFFER, 0, &rel, sizeof (rel), NULL, 0))
+    fail ("FREE_BUFFER: pocld closed the connection");
   note ("SVM arguments at %zu addresses outside the allocations, a read past "
-        "one and a fine-grained region past one refused; a freed one too",
+        "one and a fine-grained region past one refused; a freed one too; a "
+        "buffer on SVM memory outlives the allocation's free",
         sizeof (bad) / sizeof (bad[0]));
 }
 
