@@ -24,6 +24,9 @@
 
 static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
 static remote_server *servers = NULL;
+/* records of dead sessions that a new one replaced: kept, since threads of
+   the dead session may still hold them */
+static remote_server *retired = NULL;
 
 void
 pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
@@ -405,10 +408,10 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
   return s;
 }
 
-/* The old record stays allocated (threads of its session may still hold
-   it, and it never revives: its commands have all failed), but leaves the
-   registry; the new one takes its index, which no peer is linked to any
-   more.  */
+/* The old record stays allocated, on the retired list (threads of its
+   session may still hold it, and it never revives: its commands have all
+   failed); the new one takes its place and index, which no peer is linked
+   to any more.  */
 remote_server *
 pocl_remote_server_renew (remote_server *old, uint64_t epoch, cl_int *err)
 {
@@ -463,6 +466,8 @@ pocl_remote_server_renew (remote_server *old, uint64_t epoch, cl_int *err)
       }
   s->next = old->next;
   *p = s;
+  old->next = retired;
+  retired = old;
   pthread_mutex_unlock (&servers_lock);
   POCL_MSG_WARN ("remote: a new session with %s:%u for contexts from id %"
                  PRIu64 " on\n",
