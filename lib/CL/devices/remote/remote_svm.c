@@ -504,19 +504,15 @@ pocl_remote_svm_command (remote_server *s, _cl_command_node *node,
     }
 }
 
-/* clEnqueueSVMFree without a callback: clSVMFree, which a loadable driver
-   reaches through the ICD dispatch table.  */
+/* clEnqueueSVMFree without a callback: clSVMFree (patch 0140 exports it
+   for this).  */
 static void
 free_pointers (struct remote_svm_op *op)
 {
   cl_context ctx = op->context;
   unsigned i;
   for (i = 0; i < op->free_cmd.num_svm_pointers; ++i)
-#ifdef BUILD_ICD
-    ctx->dispatch->clSVMFree (ctx, op->free_cmd.svm_pointers[i]);
-#else
-    clSVMFree (ctx, op->free_cmd.svm_pointers[i]);
-#endif
+    POname (clSVMFree) (ctx, op->free_cmd.svm_pointers[i]);
 }
 
 /* Copies the runs of bytes a kernel changed into the host copies: offsets
