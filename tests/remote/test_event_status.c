@@ -152,7 +152,8 @@ test_transitions (void)
   cl_event gate = clCreateUserEvent (ctx, &err);
   CHECK_ERR (err, "clCreateUserEvent");
   cl_event e1, e2;
-  struct transitions t[2];
+  /* static: the callbacks may still come after a failed check left */
+  static struct transitions t[2];
   memset (t, 0, sizeof (t));
   enqueue_stamp (q, k1, 1, &gate, &e1);
   enqueue_stamp (q, k2, 0, NULL, &e2);
@@ -174,8 +175,9 @@ test_transitions (void)
     EXPECT (s1 == CL_RUNNING || s1 == CL_COMPLETE,
             "the kernel whose gate opened reads %s, not CL_RUNNING",
             clerr (s1));
-  else
-    EXPECT (s1 == CL_SUBMITTED || s1 == CL_RUNNING || s1 == CL_COMPLETE,
+  else /* NVIDIA's may still read CL_QUEUED */
+    EXPECT (s1 == CL_QUEUED || s1 == CL_SUBMITTED || s1 == CL_RUNNING
+                || s1 == CL_COMPLETE,
             "the kernel whose gate opened reads %s", clerr (s1));
 
   step ("the kernels' completion");

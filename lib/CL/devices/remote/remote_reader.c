@@ -266,7 +266,14 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
                         h->id, h->payload_size);
           return fail_taken (s, re);
         }
-      if (re->unpack)
+      /* a read whose dependency failed fails, and leaves the application's
+         memory as it was, even where the server's runtime ran it */
+      if (__atomic_load_n (&re->dep_failed, __ATOMIC_ACQUIRE))
+        {
+          if (rb_skip (rb, h->payload_size))
+            return payload_lost (s, re);
+        }
+      else if (re->unpack)
         {
           char *tmp = malloc (h->payload_size);
           if (tmp == NULL || rb_payload (s, rb, tmp, h->payload_size))
@@ -309,8 +316,11 @@ handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
                     len, d.offset, d.total, h->id);
       return fail_taken (s, re);
     }
-  /* a part cut short comes again after a resume */
-  if (rb_payload (s, rb, (char *)re->dst + d.offset, len))
+  /* a part cut short comes again after a resume; one of a read whose
+     dependency failed is dropped, as in handle_completion */
+  if (__atomic_load_n (&re->dep_failed, __ATOMIC_ACQUIRE)
+          ? rb_skip (rb, len)
+          : rb_payload (s, rb, (char *)re->dst + d.offset, len))
     return payload_lost (s, re);
   re->received += len;
   re->total = d.total;

@@ -393,7 +393,7 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
   unsigned i;
 
   if (re && finished->status < 0)
-    re->dep_failed = 1;
+    __atomic_store_n (&re->dep_failed, 1, __ATOMIC_RELEASE);
   if (re && re->held && event->wait_list == NULL)
     {
       send_held (re, event);
