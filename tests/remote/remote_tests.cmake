@@ -46,6 +46,21 @@ endforeach()
 if(ENABLE_HOST_CPU_DEVICES)
   set(remote_e2e_props LABELS "remote" FIXTURES_REQUIRED pocld)
 
+  # remote/<prog> through the fixture's pocld, and remote/<prog>_local: the
+  # same checks on the local pthread device (the program's argument "local").
+  function(remote_and_local prog timeout)
+    add_test(NAME remote/${prog}
+      COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+              $<TARGET_FILE:remote_test_${prog}>)
+    set_tests_properties(remote/${prog} PROPERTIES ${remote_e2e_props}
+      TIMEOUT ${timeout} FAIL_REGULAR_EXPRESSION "${prog}: FAIL")
+    add_test(NAME remote/${prog}_local
+      COMMAND $<TARGET_FILE:remote_test_${prog}> local)
+    set_tests_properties(remote/${prog}_local PROPERTIES LABELS "remote"
+      TIMEOUT ${timeout} ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
+      FAIL_REGULAR_EXPRESSION "${prog}: FAIL")
+  endfunction()
+
   # 1. Four client processes at once on the fixture's pocld, 300 verified launches each.
   add_test(NAME remote/concurrent_clients
     COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
@@ -116,16 +131,7 @@ if(ENABLE_HOST_CPU_DEVICES)
   endforeach()
   # Memory objects as a local device has them: images of every format and
   # type, host access flags, overlapping sub-buffers; the same checks locally.
-  add_test(NAME remote/mem_objects
-    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
-            $<TARGET_FILE:remote_test_mem_objects>)
-  set_tests_properties(remote/mem_objects PROPERTIES ${remote_e2e_props}
-    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "mem_objects: FAIL")
-  add_test(NAME remote/mem_objects_local
-    COMMAND $<TARGET_FILE:remote_test_mem_objects> local)
-  set_tests_properties(remote/mem_objects_local PROPERTIES LABELS "remote"
-    TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
-    FAIL_REGULAR_EXPRESSION "mem_objects: FAIL")
+  remote_and_local(mem_objects 300)
   # Memory requests no OpenCL client sends (raw protocol): errors, the
   # session goes on.
   add_test(NAME remote/hostile_mem
@@ -135,16 +141,7 @@ if(ENABLE_HOST_CPU_DEVICES)
     TIMEOUT 300 FAIL_REGULAR_EXPRESSION "hostile_mem: FAIL")
   # Event statuses as a local device shows them: CL_RUNNING once a command's
   # dependencies are done, failed user events, blocking calls that fail.
-  add_test(NAME remote/event_status
-    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
-            $<TARGET_FILE:remote_test_event_status>)
-  set_tests_properties(remote/event_status PROPERTIES ${remote_e2e_props}
-    TIMEOUT 360 FAIL_REGULAR_EXPRESSION "event_status: FAIL")
-  add_test(NAME remote/event_status_local
-    COMMAND $<TARGET_FILE:remote_test_event_status> local)
-  set_tests_properties(remote/event_status_local PROPERTIES LABELS "remote"
-    TIMEOUT 360 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
-    FAIL_REGULAR_EXPRESSION "event_status: FAIL")
+  remote_and_local(event_status 360)
   # A session process that dies (a kernel writing to a wild address) fails
   # its pending commands; the next context gets a fresh session.  On a pocld
   # of its own, whose sanitizer (tools/sanitize.sh) leaves the crash alone.
@@ -157,38 +154,11 @@ if(ENABLE_HOST_CPU_DEVICES)
     TIMEOUT 240 FAIL_REGULAR_EXPRESSION "session_death: FAIL")
   # Program binaries (objects and libraries relinked from them) and
   # zero-sized NDRanges, through remote and locally.
-  add_test(NAME remote/program_binaries
-    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
-            $<TARGET_FILE:remote_test_program_binaries>)
-  set_tests_properties(remote/program_binaries PROPERTIES ${remote_e2e_props}
-    TIMEOUT 400 FAIL_REGULAR_EXPRESSION "program_binaries: FAIL")
-  add_test(NAME remote/program_binaries_local
-    COMMAND $<TARGET_FILE:remote_test_program_binaries> local)
-  set_tests_properties(remote/program_binaries_local PROPERTIES LABELS "remote"
-    TIMEOUT 400 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
-    FAIL_REGULAR_EXPRESSION "program_binaries: FAIL")
+  remote_and_local(program_binaries 400)
   # Headers included from the client's directories travel with the build.
-  add_test(NAME remote/program_includes
-    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
-            $<TARGET_FILE:remote_test_program_includes>)
-  set_tests_properties(remote/program_includes PROPERTIES ${remote_e2e_props}
-    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "program_includes: FAIL")
-  add_test(NAME remote/program_includes_local
-    COMMAND $<TARGET_FILE:remote_test_program_includes> local)
-  set_tests_properties(remote/program_includes_local PROPERTIES LABELS "remote"
-    TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
-    FAIL_REGULAR_EXPRESSION "program_includes: FAIL")
+  remote_and_local(program_includes 300)
   # Shared virtual memory: the same addresses on client and server.
-  add_test(NAME remote/svm
-    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
-            $<TARGET_FILE:remote_test_svm>)
-  set_tests_properties(remote/svm PROPERTIES ${remote_e2e_props}
-    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "svm: FAIL")
-  add_test(NAME remote/svm_local
-    COMMAND $<TARGET_FILE:remote_test_svm> local)
-  set_tests_properties(remote/svm_local PROPERTIES LABELS "remote"
-    TIMEOUT 300 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
-    FAIL_REGULAR_EXPRESSION "svm: FAIL")
+  remote_and_local(svm 300)
   # ... two of them again through the completion path of NVIDIA servers (pocld's
   # waiter thread and commands without native events), on a pocld of its own.
   add_test(NAME remote/waiter
