@@ -34,8 +34,11 @@ completes (raw_session *s, uint32_t type, const void *body, uint32_t bsize,
   return st;
 }
 
+/* A one-argument NDRANGE of kernel 0x300 on queue 1: its argument's kind,
+   a and b.  */
 static int32_t
-ndrange_at (raw_session *s, uint64_t offset)
+ndrange_with (raw_session *s, uint32_t kind, uint64_t a, uint64_t b,
+              const char *what)
 {
   struct
   {
@@ -50,11 +53,17 @@ ndrange_at (raw_session *s, uint64_t offset)
   m.nd.global[0] = 16;
   m.nd.global[1] = m.nd.global[2] = 1;
   m.nd.args_size = sizeof (m.arg);
-  m.arg.kind = POCL_REMOTE_ARG_BUFFER;
-  m.arg.a = 0x100;
-  m.arg.b = offset;
+  m.arg.kind = kind;
+  m.arg.a = a;
+  m.arg.b = b;
   return completes (s, POCL_RMSG_NDRANGE, &m.nd, sizeof (m.nd), &m.arg,
-                    sizeof (m.arg), "NDRANGE");
+                    sizeof (m.arg), what);
+}
+
+static int32_t
+ndrange_at (raw_session *s, uint64_t offset)
+{
+  return ndrange_with (s, POCL_REMOTE_ARG_BUFFER, 0x100, offset, "NDRANGE");
 }
 
 static void
@@ -149,23 +158,8 @@ svm_alloc (raw_session *s, uint64_t size)
 static int32_t
 ndrange_svm (raw_session *s, uint64_t address)
 {
-  struct
-  {
-    pocl_remote_ndrange nd;
-    pocl_remote_arg arg;
-  } m;
-  memset (&m, 0, sizeof (m));
-  m.nd.cmd.queue_id = 1;
-  m.nd.kernel_id = 0x300;
-  m.nd.work_dim = 1;
-  m.nd.num_args = 1;
-  m.nd.global[0] = 16;
-  m.nd.global[1] = m.nd.global[2] = 1;
-  m.nd.args_size = sizeof (m.arg);
-  m.arg.kind = POCL_REMOTE_ARG_SVM;
-  m.arg.a = address;
-  return completes (s, POCL_RMSG_NDRANGE, &m.nd, sizeof (m.nd), &m.arg,
-                    sizeof (m.arg), "NDRANGE with an SVM pointer");
+  return ndrange_with (s, POCL_REMOTE_ARG_SVM, address, 0,
+                       "NDRANGE with an SVM pointer");
 }
 
 /* SVM addresses outside the session's allocations are refused, never
