@@ -32,7 +32,7 @@ src=$build_root/src/pocl
 stamp=$build_root/src/pocl.stamp
 
 # Our directories, symlinked into the unpacked upstream tree (relative to the repo root).
-our_dirs=(lib/CL/devices/remote pocld protocol tests/remote examples/remote)
+our_dirs=(lib/CL/devices/remote lib/CL/devices/custom lib/CL/devices/stream lib/CL/devices/hevc pocld protocol tests/remote examples/remote)
 
 if [[ ! -r $tarball ]]; then
   echo "build.sh: $tarball not found: install Debian's pocl-source (tools/setup.sh)" \

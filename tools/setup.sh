@@ -24,7 +24,10 @@ if [[ $thin == 0 ]]; then
   # Kernel compiler for the CPU devices, hwloc for their topology, and upstream's tarball.
   # libclang-common-15-dev: clang-15's libFuzzer and sanitizer runtimes (remote/fuzz_decode).
   pkgs+=(pocl-source llvm-15-dev clang-15 libclang-15-dev libclang-cpp15-dev
-         libclang-common-15-dev libhwloc-dev zlib1g-dev libzstd-dev)
+         libclang-common-15-dev libhwloc-dev zlib1g-dev libzstd-dev
+         # FFmpeg's libraries for the HEVC decoder device; ffmpeg (with libx265) makes
+         # and decodes the tests' clips.
+         libavcodec-dev libavutil-dev libswscale-dev ffmpeg)
   client_pkgs=(clblast-tests clpeak python3-venv)
 else
   client_pkgs=()
