@@ -6,6 +6,7 @@
 #include "log.hh"
 #include "wire.hh"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -390,6 +391,59 @@ std::vector<PlatformHint> parse_hints(const std::string &text)
   return hints;
 }
 
+namespace {
+
+// One device of a platform into the server's list.
+Device make_device(const Platform &p, uint32_t platform, cl_uint i,
+                   bool host_timer)
+{
+  Device dev;
+  dev.id = p.devices[i];
+  dev.platform = platform;
+  dev.index_in_platform = i;
+  cl_ulong max_alloc = 0;
+  clGetDeviceInfo(dev.id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+                  &max_alloc, nullptr);
+  dev.max_alloc = max_alloc;
+  cl_uint align_bits = 8;
+  clGetDeviceInfo(dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                  &align_bits, nullptr);
+  dev.base_align = align_bits >= 8 ? align_bits / 8 : 1;
+  parse_version(device_string(dev.id, CL_DEVICE_VERSION), dev.cl_major,
+                dev.cl_minor);
+  dev.host_timer = host_timer && at_least_2_1(dev.cl_major, dev.cl_minor);
+  dev.name = device_string(dev.id, CL_DEVICE_NAME);
+  std::string bin_key = platform_string(p.id, CL_PLATFORM_NAME) + '\n' +
+                        platform_string(p.id, CL_PLATFORM_VERSION) + '\n' +
+                        dev.name + '\n' +
+                        device_string(dev.id, CL_DEVICE_VERSION) + '\n' +
+                        device_string(dev.id, CL_DRIVER_VERSION);
+  dev.binary_key = fnv1a(bin_key.data(), bin_key.size());
+  dev.info = info_payload(dev.id);
+  append_image_formats(dev.info, dev.id);
+  // Devices of one platform share a context: the client migrates
+  // between them with native copies.
+  pocl_remote_info_entry pe{POCL_REMOTE_INFO_PLATFORM_INDEX, 4};
+  append(dev.info, &pe, sizeof pe);
+  append(dev.info, &dev.platform, sizeof dev.platform);
+  return dev;
+}
+
+// The platform's devices of `type`, none on an error (CL_DEVICE_NOT_FOUND).
+std::vector<cl_device_id> platform_devices(cl_platform_id pid,
+                                           cl_device_type type)
+{
+  cl_uint n = 0;
+  if (clGetDeviceIDs(pid, type, 0, nullptr, &n) != CL_SUCCESS || n == 0)
+    return {};
+  std::vector<cl_device_id> ids(n);
+  if (clGetDeviceIDs(pid, type, n, ids.data(), nullptr) != CL_SUCCESS)
+    return {};
+  return ids;
+}
+
+} // namespace
+
 Devices discover_devices(const char *sid, bool verbose,
                          const std::vector<PlatformHint> &hints,
                          std::vector<PlatformHint> *learnt)
@@ -404,23 +458,32 @@ Devices discover_devices(const char *sid, bool verbose,
   }
   std::vector<cl_platform_id> pids(np);
   clGetPlatformIDs(np, pids.data(), nullptr);
+  // CUSTOM devices (which CL_DEVICE_TYPE_ALL excludes) of each platform,
+  // listed after every platform's other devices: (platform, index in it).
+  std::vector<std::pair<uint32_t, cl_uint>> custom;
+  size_t listed = 0;
   for (cl_platform_id pid : pids) {
-    cl_uint nd = 0;
-    err = clGetDeviceIDs(pid, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
-    if (err != CL_SUCCESS || nd == 0) {
-      POCLD_LOG(info, sid, "skipping a platform without devices (error %d)",
-                err);
+    std::vector<cl_device_id> all = platform_devices(pid, CL_DEVICE_TYPE_ALL);
+    size_t regular = all.size();
+    // A runtime that lists them under ALL too has them there already.
+    for (cl_device_id c : platform_devices(pid, CL_DEVICE_TYPE_CUSTOM))
+      if (std::find(all.begin(), all.begin() + regular, c) ==
+          all.begin() + regular)
+        all.push_back(c);
+    if (all.empty()) {
+      POCLD_LOG(info, sid, "skipping a platform without devices");
       continue;
     }
-    if (d.devices.size() + nd > POCL_REMOTE_MAX_DEVICES) {
+    if (listed + all.size() > POCL_REMOTE_MAX_DEVICES) {
       LOG_WARN(sid, "device limit %u reached, ignoring the rest",
                POCL_REMOTE_MAX_DEVICES);
       break;
     }
+    listed += all.size();
+    cl_uint nd = static_cast<cl_uint>(all.size());
     Platform p;
     p.id = pid;
-    p.devices.resize(nd);
-    clGetDeviceIDs(pid, CL_DEVICE_TYPE_ALL, nd, p.devices.data(), nullptr);
+    p.devices = std::move(all);
     p.first_device = static_cast<uint32_t>(d.devices.size());
     bool host_timer = platform_host_timer(pid);
     std::string key = platform_key(d.platforms.size(), pid, nd);
@@ -450,41 +513,26 @@ Devices discover_devices(const char *sid, bool verbose,
                 "platform %zu does not call back for failed commands, "
                 "pocld looks for them itself",
                 d.platforms.size());
+    uint32_t pi = static_cast<uint32_t>(d.platforms.size());
     for (cl_uint i = 0; i < nd; ++i) {
-      Device dev;
-      dev.id = p.devices[i];
-      dev.platform = static_cast<uint32_t>(d.platforms.size());
-      dev.index_in_platform = i;
-      cl_ulong max_alloc = 0;
-      clGetDeviceInfo(dev.id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
-                      &max_alloc, nullptr);
-      dev.max_alloc = max_alloc;
-      cl_uint align_bits = 8;
-      clGetDeviceInfo(dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
-                      &align_bits, nullptr);
-      dev.base_align = align_bits >= 8 ? align_bits / 8 : 1;
-      parse_version(device_string(dev.id, CL_DEVICE_VERSION), dev.cl_major,
-                    dev.cl_minor);
-      dev.host_timer = host_timer && at_least_2_1(dev.cl_major, dev.cl_minor);
-      dev.name = device_string(dev.id, CL_DEVICE_NAME);
-      std::string bin_key = platform_string(pid, CL_PLATFORM_NAME) + '\n' +
-                        platform_string(pid, CL_PLATFORM_VERSION) + '\n' +
-                        dev.name + '\n' +
-                        device_string(dev.id, CL_DEVICE_VERSION) + '\n' +
-                        device_string(dev.id, CL_DRIVER_VERSION);
-      dev.binary_key = fnv1a(bin_key.data(), bin_key.size());
-      dev.info = info_payload(dev.id);
-      append_image_formats(dev.info, dev.id);
-      // Devices of one platform share a context: the client migrates
-      // between them with native copies.
-      pocl_remote_info_entry pe{POCL_REMOTE_INFO_PLATFORM_INDEX, 4};
-      append(dev.info, &pe, sizeof pe);
-      append(dev.info, &dev.platform, sizeof dev.platform);
-      POCLD_LOG(info, sid, "device %zu: %s (OpenCL %d.%d)", d.devices.size(),
-                dev.name.c_str(), dev.cl_major, dev.cl_minor);
-      d.devices.push_back(std::move(dev));
+      if (i >= regular) {
+        custom.emplace_back(pi, i);
+        continue;
+      }
+      d.devices.push_back(make_device(p, pi, i, host_timer));
+      POCLD_LOG(info, sid, "device %zu: %s (OpenCL %d.%d)",
+                d.devices.size() - 1, d.devices.back().name.c_str(),
+                d.devices.back().cl_major, d.devices.back().cl_minor);
     }
     d.platforms.push_back(std::move(p));
+  }
+  for (const auto &c : custom) {
+    const Platform &p = d.platforms[c.first];
+    d.devices.push_back(
+        make_device(p, c.first, c.second, platform_host_timer(p.id)));
+    POCLD_LOG(info, sid, "device %zu: %s (custom, OpenCL %d.%d)",
+              d.devices.size() - 1, d.devices.back().name.c_str(),
+              d.devices.back().cl_major, d.devices.back().cl_minor);
   }
   return d;
 }

@@ -11,8 +11,10 @@ namespace pocld {
 
 struct Platform {
   cl_platform_id id;
-  std::vector<cl_device_id> devices; // in server device-list order
-  uint32_t first_device;             // server index of devices[0]
+  // Its devices of CL_DEVICE_TYPE_ALL in server device-list order, then its
+  // CUSTOM devices, which the server lists after all platforms' others.
+  std::vector<cl_device_id> devices;
+  uint32_t first_device; // server index of devices[0]
   // CL_COMPLETE callbacks are not called for commands that fail (PoCL 3.1
   // does this when a dependency failed); sessions then find such commands
   // themselves after failing a user event (Session::sweep_failed).
@@ -59,8 +61,10 @@ struct PlatformHint {
   bool silent_failures;
 };
 
-// All devices of all platforms, in platform order.  Platforms without
-// devices are skipped; at most POCL_REMOTE_MAX_DEVICES devices.  What is
+// All devices of all platforms, in platform order, then the CUSTOM devices
+// of all platforms (CL_DEVICE_TYPE_ALL excludes them), in platform order, so
+// that adding one moves no other device's index.  Platforms without devices
+// are skipped; at most POCL_REMOTE_MAX_DEVICES devices.  What is
 // found is logged at info level when `verbose`, else at debug level.  A
 // platform whose key is in `hints` is not probed again; `learnt` (if not
 // null) gets the hints of every platform found.
