@@ -206,7 +206,8 @@ bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
   } else
     ok = c.kind == POCL_REMOTE_BUILD_SOURCE ||
          c.kind == POCL_REMOTE_BUILD_BINARY ||
-         c.kind == POCL_REMOTE_BUILD_LOAD;
+         c.kind == POCL_REMOTE_BUILD_LOAD ||
+         c.kind == POCL_REMOTE_BUILD_BUILTIN;
   if (ok && c.num_files > 0)
     ok = (c.kind == POCL_REMOTE_BUILD_SOURCE ||
           c.kind == POCL_REMOTE_BUILD_COMPILE) &&

@@ -276,6 +276,61 @@ bool linkable(cl_program p, cl_device_id dev)
            bt == CL_PROGRAM_BINARY_TYPE_LIBRARY));
 }
 
+// BUILD_PROGRAM kind BUILTIN: the names (';'-separated, as
+// clCreateProgramWithBuiltInKernels takes them; empty ones are skipped, as
+// PoCL does) into `names`, each one the device offers.  Anything else is
+// CL_INVALID_VALUE with a log line, before the runtime sees it.
+cl_int builtin_names(const char *sid, const uint8_t *body, uint64_t len,
+                     cl_device_id dev, std::vector<std::string> &names)
+{
+  if (len == 0 || len > POCL_REMOTE_MAX_STRING) {
+    LOG_WARN(sid, "built-in kernel names of %llu bytes refused",
+             (unsigned long long)len);
+    return CL_INVALID_VALUE;
+  }
+  const char *text = reinterpret_cast<const char *>(body);
+  if (std::memchr(text, '\0', len) != nullptr) {
+    LOG_WARN(sid, "built-in kernel names with a NUL byte refused");
+    return CL_INVALID_VALUE;
+  }
+  std::string offered;
+  size_t size = 0;
+  if (clGetDeviceInfo(dev, CL_DEVICE_BUILT_IN_KERNELS, 0, nullptr, &size) ==
+          CL_SUCCESS &&
+      size > 0 && size <= POCL_REMOTE_MAX_STRING) {
+    offered.resize(size);
+    if (clGetDeviceInfo(dev, CL_DEVICE_BUILT_IN_KERNELS, size, &offered[0],
+                        nullptr) != CL_SUCCESS)
+      offered.clear();
+    offered.resize(std::min(offered.find('\0'), offered.size()));
+  }
+  const std::string all = ';' + offered + ';';
+  const std::string in(text, len);
+  for (size_t i = 0; i <= in.size();) {
+    size_t end = std::min(in.find(';', i), in.size());
+    std::string name = in.substr(i, end - i);
+    i = end + 1;
+    if (name.empty())
+      continue;
+    if (all.find(';' + name + ';') == std::string::npos) {
+      LOG_WARN(sid, "built-in kernel '%.64s' is not one of the device's",
+               name.c_str());
+      return CL_INVALID_VALUE;
+    }
+    if (names.size() == POCL_REMOTE_MAX_KERNELS) {
+      LOG_WARN(sid, "over %u built-in kernel names refused",
+               POCL_REMOTE_MAX_KERNELS);
+      return CL_INVALID_VALUE;
+    }
+    names.push_back(std::move(name));
+  }
+  if (names.empty()) {
+    LOG_WARN(sid, "built-in kernel names without a name refused");
+    return CL_INVALID_VALUE;
+  }
+  return CL_SUCCESS;
+}
+
 // Creates and builds/compiles/links the program natively.  Returns the
 // program (possibly with a failed build, for its log) or nullptr; err: the
 // build's return code.
@@ -295,6 +350,14 @@ make_program(cl_context ctx, cl_device_id dev, uint32_t kind,
     prog = clCreateProgramWithBinary(ctx, 1, &dev, &body_len, &body,
                                      &bin_status, &err);
     if (prog != nullptr && kind == POCL_REMOTE_BUILD_BINARY)
+      err = clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr);
+    return prog;
+  }
+  case POCL_REMOTE_BUILD_BUILTIN: {
+    // Checked by builtin_names; NUL-terminated here.
+    const std::string list(text, body_len);
+    prog = clCreateProgramWithBuiltInKernels(ctx, 1, &dev, list.c_str(), &err);
+    if (prog != nullptr)
       err = clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr);
     return prog;
   }
@@ -350,13 +413,20 @@ bool Session::build_program(const Decoded &msg)
   cl_int err = CL_SUCCESS;
   if (c.device >= devs_.devices.size())
     err = CL_INVALID_DEVICE;
-  else if (c.kind != POCL_REMOTE_BUILD_LINK && c.body_len == 0)
+  else if (c.kind != POCL_REMOTE_BUILD_LINK &&
+           c.kind != POCL_REMOTE_BUILD_BUILTIN && c.body_len == 0)
     err = CL_INVALID_VALUE;
   for (auto &h : header_srcs)
     if (h.second == 0)
       err = CL_INVALID_VALUE;
   cl_program prog = nullptr;
   const Device *d = err == CL_SUCCESS ? &devs_.devices[c.device] : nullptr;
+  std::vector<std::string> builtins;
+  if (d != nullptr && c.kind == POCL_REMOTE_BUILD_BUILTIN) {
+    err = builtin_names(sid_, src, c.body_len, d->id, builtins);
+    if (err != CL_SUCCESS)
+      d = nullptr;
+  }
   // Binaries: this server's own (or SPIR), else the vendor library is not
   // asked at all (NVIDIA's aborts the process on a foreign one).
   if (d != nullptr && (c.kind == POCL_REMOTE_BUILD_BINARY ||
@@ -394,8 +464,11 @@ bool Session::build_program(const Decoded &msg)
   cl_context ctx = err == CL_SUCCESS ? context(d->platform, err) : nullptr;
   if (ctx != nullptr) {
     // Argument metadata for the client (from OpenCL 1.2 on).
+    // Built-in kernels too: PoCL answers argument info only for programs
+    // built without options or with this one.
     bool arg_info = (c.kind == POCL_REMOTE_BUILD_SOURCE ||
-                     c.kind == POCL_REMOTE_BUILD_COMPILE) &&
+                     c.kind == POCL_REMOTE_BUILD_COMPILE ||
+                     c.kind == POCL_REMOTE_BUILD_BUILTIN) &&
                     (d->cl_major > 1 || d->cl_minor >= 2);
     std::string options =
         includes.options() + native_options(opts, c.options_len, arg_info);
@@ -431,7 +504,23 @@ bool Session::build_program(const Decoded &msg)
     });
     // Compiled objects have no kernels; only executables are described.
     cl_uint nk = 0;
-    if (err == CL_SUCCESS && c.kind != POCL_REMOTE_BUILD_COMPILE &&
+    if (err == CL_SUCCESS && c.kind == POCL_REMOTE_BUILD_BUILTIN) {
+      // In the order of the names, as a local PoCL lists them.
+      for (const std::string &name : builtins) {
+        cl_kernel k = clCreateKernel(prog, name.c_str(), &err);
+        if (k == nullptr)
+          break;
+        kernel_meta(kernels, k, d->id);
+        clReleaseKernel(k);
+        ++nk;
+      }
+      if (err != CL_SUCCESS) {
+        LOG_WARN(sid_, "built-in kernel %u of program %llu: no kernel (%d)",
+                 nk, (unsigned long long)c.prog_id, err);
+        kernels.clear();
+        nk = 0;
+      }
+    } else if (err == CL_SUCCESS && c.kind != POCL_REMOTE_BUILD_COMPILE &&
         c.kind != POCL_REMOTE_BUILD_LOAD &&
         clCreateKernelsInProgram(prog, 0, nullptr, &nk) == CL_SUCCESS &&
         nk > 0 && nk <= POCL_REMOTE_MAX_KERNELS) {

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 9u
+#define POCL_REMOTE_PROTOCOL_VERSION 10u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -393,6 +393,11 @@ typedef struct pocl_remote_create_image
 /* payload: options, binary; the program is only created (a compiled object
    or library from its binary, an input of a later LINK), not built */
 #define POCL_REMOTE_BUILD_LOAD 4u
+/* payload: options, the built-in kernel names (version 10): ';'-separated,
+   as clCreateProgramWithBuiltInKernels takes them, no NUL; every name must
+   be one of the device's CL_DEVICE_BUILT_IN_KERNELS, else CL_INVALID_VALUE.
+   The reply describes the kernels in the order of the names.  */
+#define POCL_REMOTE_BUILD_BUILTIN 5u
 typedef struct pocl_remote_build_program
 {
   uint64_t prog_id;

@@ -23,7 +23,8 @@ set(REMOTE_E2E_PROGRAMS
   program_binaries
   program_includes
   svm
-  event_status)
+  event_status
+  builtin_kernels)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
   set(tgt "remote_test_${prog}")
@@ -159,6 +160,8 @@ if(ENABLE_HOST_CPU_DEVICES)
   remote_and_local(program_includes 300)
   # Shared virtual memory: the same addresses on client and server.
   remote_and_local(svm 300)
+  # Built-in kernels (clCreateProgramWithBuiltInKernels) as on the device.
+  remote_and_local(builtin_kernels 300)
   # ... two of them again through the completion path of NVIDIA servers (pocld's
   # waiter thread and commands without native events), on a pocld of its own.
   add_test(NAME remote/waiter

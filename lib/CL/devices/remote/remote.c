@@ -294,9 +294,10 @@ keep_other_info (cl_device_id dev, const char *entry, uint64_t n)
 }
 
 /* The server's value of an entry kept by keep_other_info.  */
-static cl_int
-other_info (cl_device_id dev, cl_device_info param, size_t param_value_size,
-            void *param_value, size_t *param_value_size_ret)
+cl_int
+pocl_remote_other_info (cl_device_id dev, cl_device_info param,
+                        size_t param_value_size, void *param_value,
+                        size_t *param_value_size_ret)
 {
   remote_device_data *d = (remote_device_data *)dev->data;
   uint64_t pos = 0;
@@ -323,12 +324,12 @@ set_partitioning (cl_device_id dev)
   cl_uint max_sub = 0;
   uint64_t server_props[8];
   size_t n = 0, i, k = 0;
-  if (other_info (dev, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof (max_sub),
-                  &max_sub, NULL)
+  if (pocl_remote_other_info (dev, CL_DEVICE_PARTITION_MAX_SUB_DEVICES,
+                              sizeof (max_sub), &max_sub, NULL)
           != CL_SUCCESS
       || max_sub < 2 || used >= POCL_REMOTE_MAX_DEVICES
-      || other_info (dev, CL_DEVICE_PARTITION_PROPERTIES,
-                     sizeof (server_props), server_props, &n)
+      || pocl_remote_other_info (dev, CL_DEVICE_PARTITION_PROPERTIES,
+                                 sizeof (server_props), server_props, &n)
              != CL_SUCCESS)
     return;
   for (i = 0; i < n / sizeof (uint64_t) && k < 2; ++i)
@@ -461,8 +462,6 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   dev->num_partition_properties = 0;
   dev->num_partition_types = 0;
   dev->device_side_printf = 0;
-  dev->builtin_kernel_list = NULL;
-  dev->num_builtin_kernels = 0;
 
   if (parameters == NULL
       || parse_parameters (parameters, host, sizeof (host), &port, &index,
@@ -504,9 +503,8 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   char *name = NULL;
   apply_device_info (dev, reply, reply_size, &name);
   free (reply);
-  cl_device_svm_capabilities svm = 0;
-  other_info (dev, CL_DEVICE_SVM_CAPABILITIES, sizeof (svm), &svm, NULL);
-  pocl_remote_svm_setup (dev, svm);
+  pocl_remote_svm_setup (dev);
+  pocl_remote_setup_builtins (dev);
   set_partitioning (dev);
 
   char long_name[512];
@@ -598,8 +596,9 @@ pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
       s = ((remote_device_data *)dev->data)->opencl_c_version;
       break;
     default:
-      return dev->data ? other_info (dev, param, param_value_size,
-                                     param_value, param_value_size_ret)
+      return dev->data ? pocl_remote_other_info (dev, param, param_value_size,
+                                                 param_value,
+                                                 param_value_size_ret)
                        : CL_INVALID_VALUE;
     }
   if (dev->data == NULL || s == NULL)

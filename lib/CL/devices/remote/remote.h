@@ -333,8 +333,8 @@ int pocl_remote_send_marker (remote_server *s, remote_event *re,
 /* remote_svm.c */
 /* live fine-grained SVM allocations (atomic): launches carry them */
 extern unsigned pocl_remote_svm_fine;
-void pocl_remote_svm_setup (cl_device_id dev,
-                            cl_device_svm_capabilities server_caps);
+/* SVM as the server's device offers it (CL_DEVICE_SVM_CAPABILITIES) */
+void pocl_remote_svm_setup (cl_device_id dev);
 void pocl_remote_init_svm_ops (struct pocl_device_ops *ops);
 /* Whether the command carries host memory that fine-grained SVM may be:
    then it leaves once its dependencies are done.  */
@@ -445,6 +445,13 @@ void pocl_remote_connection_broken (remote_server *s);
 
 /* remote.c: CL_DEVICE_AVAILABLE of the server's devices */
 void pocl_remote_set_available (remote_server *s, cl_bool available);
+/* remote.c: the server's value of a device info PoCL keeps no field for */
+cl_int pocl_remote_other_info (cl_device_id dev, cl_device_info param,
+                               size_t param_value_size, void *param_value,
+                               size_t *param_value_size_ret);
+/* remote_program.c: the server device's built-in kernels
+   (CL_DEVICE_BUILT_IN_KERNELS and ..._WITH_VERSION) */
+void pocl_remote_setup_builtins (cl_device_id dev);
 
 /* remote_submit.c, remote_program.c: fill their part of the ops table */
 void pocl_remote_init_submit_ops (struct pocl_device_ops *ops);

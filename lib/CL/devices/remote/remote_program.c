@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "common.h"
 #include "pocl_cache.h"
 #include "pocl_file_util.h"
 #include "pocl_hash.h"
@@ -365,6 +366,56 @@ pocl_remote_build_binary (cl_program program, cl_uint device_i,
                 iov.iov_len, NULL);
 }
 
+/* clCreateProgramWithBuiltInKernels: the server makes a program of the
+   same names natively, builds it and describes its kernels in the order of
+   the names, as a local device's metadata lists them.  */
+static int
+pocl_remote_build_builtin (cl_program program, cl_uint device_i)
+{
+  struct iovec iov = { program->concated_builtin_names,
+                       strlen (program->concated_builtin_names) };
+  return build (program, device_i, POCL_REMOTE_BUILD_BUILTIN, "", &iov, 1, 0,
+                iov.iov_len, NULL);
+}
+
+/* The server device's built-in kernels, as PoCL's own drivers set them up;
+   counted as pocl_setup_builtin_kernels_with_version splits the list
+   (strtok_r: empty names do not count).  */
+void
+pocl_remote_setup_builtins (cl_device_id dev)
+{
+  size_t size = 0;
+  unsigned n = 0;
+  const char *c;
+  dev->builtin_kernel_list = NULL;
+  dev->num_builtin_kernels = 0;
+  if (pocl_remote_other_info (dev, CL_DEVICE_BUILT_IN_KERNELS, 0, NULL, &size)
+          != CL_SUCCESS
+      || size == 0)
+    return;
+  char *list = malloc (size + 1);
+  if (list == NULL
+      || pocl_remote_other_info (dev, CL_DEVICE_BUILT_IN_KERNELS, size, list,
+                                 NULL)
+             != CL_SUCCESS)
+    {
+      free (list);
+      return;
+    }
+  list[size] = 0;
+  for (c = list; *c; ++c)
+    if (*c != ';' && (c == list || c[-1] == ';'))
+      ++n;
+  if (n == 0)
+    {
+      free (list);
+      return;
+    }
+  dev->builtin_kernel_list = list;
+  dev->num_builtin_kernels = n;
+  pocl_setup_builtin_kernels_with_version (dev);
+}
+
 /* PoCL serialises a program from its cache directory, where program.bc is
    the device binary (pocl_binary_serialize); clGetProgramInfo calls this
    first.  Fetches the server's binary, once per build, and stores it there
@@ -618,6 +669,7 @@ pocl_remote_init_program_ops (struct pocl_device_ops *ops)
 {
   ops->build_source = pocl_remote_build_source;
   ops->build_binary = pocl_remote_build_binary;
+  ops->build_builtin = pocl_remote_build_builtin;
   ops->build_poclbinary = pocl_remote_build_poclbinary;
   ops->link_program = pocl_remote_link_program;
   ops->free_program = pocl_remote_free_program;
