@@ -1,21 +1,22 @@
-/* remote_commands.c - one wire message per OpenCL command: kernel launches
-   with their arguments, memory commands with their data, markers.  Called
-   from pocl_remote_submit on the application's thread.  */
+/* remote_commands.c - one wire message per OpenCL command: the table of
+   encoders (remote_encode.h), kernel launches with their arguments, markers
+   and migrations; the buffer and image commands are in remote_encode_mem.c.
+   Called from pocl_remote_submit on the application's thread.  */
 
 #include <string.h>
 
 #include "pocl_image_util.h"
 #include "pocl_remote_pixel.h"
 #include "pocl_util.h"
-#include "remote.h"
+#include "remote_encode.h"
 
 /* NDRange argument blobs up to this size stay on the stack.  */
 #define STACK_ARGS 2048
 
 /* pocld sizes image data with the same function; the device advertises only
    formats where it agrees with PoCL's own (store_image_formats).  */
-static size_t
-pixel_size (cl_mem image)
+size_t
+pocl_remote_enc_pixel_size (cl_mem image)
 {
   return pocl_remote_pixel_size (image->image_channel_order,
                                  image->image_channel_data_type);
@@ -45,9 +46,9 @@ pocl_remote_send_mem (remote_server *s, uint32_t type, remote_event *re,
 }
 
 /* Copies a 3D region of a pitched host array into a packed buffer.  */
-static void *
-pack_region (const char *src, const size_t *region, size_t row_pitch,
-             size_t slice_pitch)
+void *
+pocl_remote_enc_pack (const char *src, const size_t *region, size_t row_pitch,
+                      size_t slice_pitch)
 {
   char *p = malloc (region[0] * region[1] * region[2]);
   size_t y, z;
@@ -62,9 +63,9 @@ pack_region (const char *src, const size_t *region, size_t row_pitch,
 
 /* Sets up re so that the completion payload lands in dst with the given
    pitches (0: packed).  */
-static void
-expect_data (remote_event *re, void *dst, const size_t *region,
-             size_t row_pitch, size_t slice_pitch)
+void
+pocl_remote_enc_expect (remote_event *re, void *dst, const size_t *region,
+                        size_t row_pitch, size_t slice_pitch)
 {
   re->dst = dst;
   re->dst_size = region[0] * region[1] * region[2];
@@ -77,8 +78,8 @@ expect_data (remote_event *re, void *dst, const size_t *region,
                 || re->slice_pitch != region[0] * region[1]);
 }
 
-static void
-copy3 (uint64_t *dst, const size_t *src)
+void
+pocl_remote_enc_copy3 (uint64_t *dst, const size_t *src)
 {
   dst[0] = src[0];
   dst[1] = src[1];
@@ -331,10 +332,10 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
         region[1] = mem->image_array_size;
       if (mem->type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
         region[2] = mem->image_array_size;
-      copy3 (m->region, region);
+      pocl_remote_enc_copy3 (m->region, region);
       row = mem->image_row_pitch;
       slice = mem->image_slice_pitch;
-      region[0] *= pixel_size (mem);
+      region[0] *= pocl_remote_enc_pixel_size (mem);
     }
   else
     m->region[0] = mem->size;
@@ -346,7 +347,7 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
     case ENQUEUE_MIGRATE_TYPE_D2H:
       m->src_id = id;
       m->data_size = region[0] * region[1] * region[2];
-      expect_data (re, mem->mem_host_ptr, region, row, slice);
+      pocl_remote_enc_expect (re, mem->mem_host_ptr, region, row, slice);
       if (!image
           && pocl_remote_content_size_id (mem, node->device, &m->size_id))
         {
@@ -364,7 +365,7 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
         void *packed = NULL;
         if (image && (row != region[0] || slice != region[0] * region[1])
             && row != 0)
-          src = packed = pack_region (src, region, row,
+          src = packed = pocl_remote_enc_pack (src, region, row,
                                       slice ? slice : row * region[1]);
         if (src == NULL)
           return -1;
@@ -379,293 +380,109 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
     }
 }
 
+static int
+enc_ndrange (remote_enc *x)
+{
+  struct pocl_context *pc = &x->node->command.run.pc;
+  if (pc->num_groups[0] == 0 || pc->num_groups[1] == 0
+      || pc->num_groups[2] == 0)
+    return pocl_remote_send_marker (x->s, x->re, x->c, x->waits, 0);
+  return send_ndrange (x->s, x->node, x->re, x->c, x->waits);
+}
+
+static int
+enc_marker (remote_enc *x)
+{
+  return pocl_remote_send_marker (x->s, x->re, x->c, x->waits, 0);
+}
+
+static int
+enc_barrier (remote_enc *x)
+{
+  return pocl_remote_send_marker (x->s, x->re, x->c, x->waits, 1);
+}
+
+static int
+enc_migration (remote_enc *x)
+{
+  return send_migration (x->s, x->node, x->re, &x->m, x->waits);
+}
+
+static int
+enc_svm (remote_enc *x)
+{
+  return pocl_remote_svm_command (x->s, x->node, x->re, &x->m, x->waits);
+}
+
+/* The encoders by command type, from CL_COMMAND_NDRANGE_KERNEL to
+   CL_COMMAND_SVM_MIGRATE_MEM (consecutive numbers).  */
+#define ENC_FIRST CL_COMMAND_NDRANGE_KERNEL
+#define ENC(type) [(type) - ENC_FIRST]
+static const remote_encoder encoders[CL_COMMAND_SVM_MIGRATE_MEM - ENC_FIRST
+                                     + 1]
+    = {
+        ENC (CL_COMMAND_NDRANGE_KERNEL) = enc_ndrange,
+        ENC (CL_COMMAND_TASK) = enc_ndrange,
+        ENC (CL_COMMAND_MARKER) = enc_marker,
+        ENC (CL_COMMAND_BARRIER) = enc_barrier,
+        ENC (CL_COMMAND_MIGRATE_MEM_OBJECTS) = enc_migration,
+        ENC (CL_COMMAND_READ_BUFFER) = pocl_remote_enc_read,
+        ENC (CL_COMMAND_WRITE_BUFFER) = pocl_remote_enc_write,
+        ENC (CL_COMMAND_COPY_BUFFER) = pocl_remote_enc_copy,
+        ENC (CL_COMMAND_READ_BUFFER_RECT) = pocl_remote_enc_read_rect,
+        ENC (CL_COMMAND_WRITE_BUFFER_RECT) = pocl_remote_enc_write_rect,
+        ENC (CL_COMMAND_COPY_BUFFER_RECT) = pocl_remote_enc_copy_rect,
+        ENC (CL_COMMAND_FILL_BUFFER) = pocl_remote_enc_fill,
+        ENC (CL_COMMAND_MAP_BUFFER) = pocl_remote_enc_map,
+        ENC (CL_COMMAND_MAP_IMAGE) = pocl_remote_enc_map,
+        ENC (CL_COMMAND_UNMAP_MEM_OBJECT) = pocl_remote_enc_unmap,
+        ENC (CL_COMMAND_READ_IMAGE) = pocl_remote_enc_read_image,
+        ENC (CL_COMMAND_COPY_IMAGE_TO_BUFFER) = pocl_remote_enc_read_image,
+        ENC (CL_COMMAND_WRITE_IMAGE) = pocl_remote_enc_write_image,
+        ENC (CL_COMMAND_COPY_BUFFER_TO_IMAGE) = pocl_remote_enc_write_image,
+        ENC (CL_COMMAND_COPY_IMAGE) = pocl_remote_enc_copy_image,
+        ENC (CL_COMMAND_FILL_IMAGE) = pocl_remote_enc_fill_image,
+        ENC (CL_COMMAND_SVM_FREE) = enc_svm,
+        ENC (CL_COMMAND_SVM_MEMCPY) = enc_svm,
+        ENC (CL_COMMAND_SVM_MEMFILL) = enc_svm,
+        ENC (CL_COMMAND_SVM_MAP) = enc_svm,
+        ENC (CL_COMMAND_SVM_UNMAP) = enc_svm,
+        ENC (CL_COMMAND_SVM_MIGRATE_MEM) = enc_svm,
+      };
+
 int
 pocl_remote_send_command (remote_server *s, _cl_command_node *node,
                           remote_event *re, pocl_remote_cmd *c,
                           struct iovec *waits)
 {
-  cl_event e = node->sync.event.event;
-  cl_device_id dev = node->device;
-  _cl_command_t *cmd = &node->command;
-  pocl_remote_mem_cmd m;
-  const void *data = NULL;
-  void *packed = NULL;
-  uint32_t type;
-  int r;
-
-  memset (&m, 0, sizeof (m));
-  m.cmd = *c;
-
-  switch (node->type)
+  remote_encoder enc = NULL;
+  cl_command_type t = node->type;
+  if (t >= ENC_FIRST && t - ENC_FIRST < sizeof (encoders) / sizeof (*encoders))
+    enc = encoders[t - ENC_FIRST];
+  /* the end of a command buffer replayed command by command */
+  else if (t == CL_COMMAND_COMMAND_BUFFER_KHR)
+    enc = enc_marker;
+  if (enc == NULL)
     {
-    case CL_COMMAND_NDRANGE_KERNEL:
-    case CL_COMMAND_TASK:
-      {
-        struct pocl_context *pc = &cmd->run.pc;
-        if (pc->num_groups[0] == 0 || pc->num_groups[1] == 0
-            || pc->num_groups[2] == 0)
-          return pocl_remote_send_marker (s, re, c, waits, 0);
-        return send_ndrange (s, node, re, c, waits);
-      }
-
-    case CL_COMMAND_MARKER:
-    /* the end of a command buffer replayed command by command */
-    case CL_COMMAND_COMMAND_BUFFER_KHR:
-      return pocl_remote_send_marker (s, re, c, waits, 0);
-    case CL_COMMAND_BARRIER:
-      return pocl_remote_send_marker (s, re, c, waits, 1);
-
-    case CL_COMMAND_MIGRATE_MEM_OBJECTS:
-      return send_migration (s, node, re, &m, waits);
-
-    case CL_COMMAND_READ_BUFFER:
-      type = POCL_RMSG_READ;
-      if (cmd->read.src_device != NULL)
-        dev = cmd->read.src_device;
-      m.src_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
-      m.src_origin[0] = cmd->read.offset;
-      m.region[0] = m.data_size = cmd->read.size;
-      re->dst = cmd->read.dst_host_ptr;
-      re->dst_size = cmd->read.size;
-      if (pocl_remote_content_size_id (e->mem_objs[0], dev, &m.size_id))
-        {
-          m.cmd.flags |= POCL_RCMD_CONTENT_SIZE;
-          re->partial = 1;
-        }
-      break;
-
-    case CL_COMMAND_WRITE_BUFFER:
-      type = POCL_RMSG_WRITE;
-      m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
-      m.dst_origin[0] = cmd->write.offset;
-      m.region[0] = m.data_size = cmd->write.size;
-      data = cmd->write.src_host_ptr;
-      break;
-
-    case CL_COMMAND_COPY_BUFFER:
-      type = POCL_RMSG_COPY;
-      m.src_id = pocl_remote_wire_id (cmd->copy.src->id, dev);
-      m.dst_id = pocl_remote_wire_id (cmd->copy.dst->id, dev);
-      m.src_origin[0] = cmd->copy.src_offset;
-      m.dst_origin[0] = cmd->copy.dst_offset;
-      m.region[0] = cmd->copy.size;
-      if (pocl_remote_content_size_id (cmd->copy.src, dev, &m.size_id))
-        m.cmd.flags |= POCL_RCMD_CONTENT_SIZE;
-      break;
-
-    case CL_COMMAND_READ_BUFFER_RECT:
-      {
-        _cl_command_read_rect *rr = &cmd->read_rect;
-        type = POCL_RMSG_READ_RECT;
-        m.src_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
-        copy3 (m.src_origin, rr->buffer_origin);
-        copy3 (m.region, rr->region);
-        m.src_row_pitch = rr->buffer_row_pitch;
-        m.src_slice_pitch = rr->buffer_slice_pitch;
-        m.data_size = rr->region[0] * rr->region[1] * rr->region[2];
-        expect_data (re,
-                     (char *)rr->dst_host_ptr
-                         + rr->host_origin[2] * rr->host_slice_pitch
-                         + rr->host_origin[1] * rr->host_row_pitch
-                         + rr->host_origin[0],
-                     rr->region, rr->host_row_pitch, rr->host_slice_pitch);
-        break;
-      }
-
-    case CL_COMMAND_WRITE_BUFFER_RECT:
-      {
-        _cl_command_write_rect *wr = &cmd->write_rect;
-        type = POCL_RMSG_WRITE_RECT;
-        m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
-        copy3 (m.dst_origin, wr->buffer_origin);
-        copy3 (m.region, wr->region);
-        m.dst_row_pitch = wr->buffer_row_pitch;
-        m.dst_slice_pitch = wr->buffer_slice_pitch;
-        m.data_size = wr->region[0] * wr->region[1] * wr->region[2];
-        data = packed = pack_region (
-            (const char *)wr->src_host_ptr
-                + wr->host_origin[2] * wr->host_slice_pitch
-                + wr->host_origin[1] * wr->host_row_pitch + wr->host_origin[0],
-            wr->region, wr->host_row_pitch, wr->host_slice_pitch);
-        if (packed == NULL)
-          return -1;
-        break;
-      }
-
-    case CL_COMMAND_COPY_BUFFER_RECT:
-      {
-        _cl_command_copy_rect *cr = &cmd->copy_rect;
-        type = POCL_RMSG_COPY_RECT;
-        m.src_id = pocl_remote_wire_id (cr->src->id, dev);
-        m.dst_id = pocl_remote_wire_id (cr->dst->id, dev);
-        copy3 (m.src_origin, cr->src_origin);
-        copy3 (m.dst_origin, cr->dst_origin);
-        copy3 (m.region, cr->region);
-        m.src_row_pitch = cr->src_row_pitch;
-        m.src_slice_pitch = cr->src_slice_pitch;
-        m.dst_row_pitch = cr->dst_row_pitch;
-        m.dst_slice_pitch = cr->dst_slice_pitch;
-        break;
-      }
-
-    case CL_COMMAND_FILL_BUFFER:
-      type = POCL_RMSG_FILL;
-      m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
-      m.dst_origin[0] = cmd->memfill.offset;
-      m.region[0] = cmd->memfill.size;
-      m.data_size = cmd->memfill.pattern_size;
-      data = cmd->memfill.pattern;
-      break;
-
-    case CL_COMMAND_MAP_BUFFER:
-    case CL_COMMAND_MAP_IMAGE:
-      {
-        mem_mapping_t *map = cmd->map.mapping;
-        cl_mem mem = e->mem_objs[0];
-        if (map->map_flags & CL_MAP_WRITE_INVALIDATE_REGION)
-          return pocl_remote_send_marker (s, re, c, waits, 0);
-        if (mem->is_image && !IS_IMAGE1D_BUFFER (mem))
-          {
-            size_t region[3] = { map->region[0] * pixel_size (mem),
-                                 map->region[1], map->region[2] };
-            type = POCL_RMSG_READ_IMAGE;
-            m.src_id = pocl_remote_wire_id (mem->id, dev);
-            copy3 (m.src_origin, map->origin);
-            copy3 (m.region, map->region);
-            m.data_size = region[0] * region[1] * region[2];
-            expect_data (re, map->host_ptr, region, map->row_pitch,
-                         map->slice_pitch);
-          }
-        else
-          {
-            type = POCL_RMSG_READ;
-            m.src_id = pocl_remote_wire_id (mem->id, dev);
-            m.src_origin[0] = map->offset;
-            m.region[0] = m.data_size = map->size;
-            re->dst = map->host_ptr;
-            re->dst_size = map->size;
-          }
-        break;
-      }
-
-    case CL_COMMAND_UNMAP_MEM_OBJECT:
-      {
-        mem_mapping_t *map = cmd->unmap.mapping;
-        cl_mem mem = e->mem_objs[0];
-        if (!(map->map_flags
-              & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
-          return pocl_remote_send_marker (s, re, c, waits, 0);
-        if (mem->is_image && !IS_IMAGE1D_BUFFER (mem))
-          {
-            size_t region[3] = { map->region[0] * pixel_size (mem),
-                                 map->region[1], map->region[2] };
-            type = POCL_RMSG_WRITE_IMAGE;
-            m.dst_id = pocl_remote_wire_id (mem->id, dev);
-            copy3 (m.dst_origin, map->origin);
-            copy3 (m.region, map->region);
-            m.data_size = region[0] * region[1] * region[2];
-            data = packed = pack_region (
-                map->host_ptr, region,
-                map->row_pitch ? map->row_pitch : region[0],
-                map->slice_pitch ? map->slice_pitch : region[0] * region[1]);
-            if (packed == NULL)
-              return -1;
-          }
-        else
-          {
-            type = POCL_RMSG_WRITE;
-            m.dst_id = pocl_remote_wire_id (mem->id, dev);
-            m.dst_origin[0] = map->offset;
-            m.region[0] = m.data_size = map->size;
-            data = map->host_ptr;
-          }
-        break;
-      }
-
-    case CL_COMMAND_READ_IMAGE:
-    case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
-      {
-        _cl_command_read_image *ri = &cmd->read_image;
-        m.src_id = pocl_remote_wire_id (ri->src->id, dev);
-        copy3 (m.src_origin, ri->origin);
-        copy3 (m.region, ri->region);
-        if (ri->dst_host_ptr == NULL)
-          {
-            type = POCL_RMSG_COPY_IMAGE_TO_BUFFER;
-            m.dst_id = pocl_remote_wire_id (ri->dst->id, dev);
-            m.dst_origin[0] = ri->dst_offset;
-            break;
-          }
-        size_t region[3] = { ri->region[0] * pixel_size (ri->src),
-                             ri->region[1], ri->region[2] };
-        type = POCL_RMSG_READ_IMAGE;
-        m.data_size = region[0] * region[1] * region[2];
-        expect_data (re, (char *)ri->dst_host_ptr + ri->dst_offset, region,
-                     ri->dst_row_pitch, ri->dst_slice_pitch);
-        break;
-      }
-
-    case CL_COMMAND_WRITE_IMAGE:
-    case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
-      {
-        _cl_command_write_image *wi = &cmd->write_image;
-        m.dst_id = pocl_remote_wire_id (wi->dst->id, dev);
-        copy3 (m.dst_origin, wi->origin);
-        copy3 (m.region, wi->region);
-        if (wi->src_host_ptr == NULL)
-          {
-            type = POCL_RMSG_COPY_BUFFER_TO_IMAGE;
-            m.src_id = pocl_remote_wire_id (wi->src->id, dev);
-            m.src_origin[0] = wi->src_offset;
-            break;
-          }
-        size_t region[3] = { wi->region[0] * pixel_size (wi->dst),
-                             wi->region[1], wi->region[2] };
-        size_t row = wi->src_row_pitch ? wi->src_row_pitch : region[0];
-        type = POCL_RMSG_WRITE_IMAGE;
-        m.data_size = region[0] * region[1] * region[2];
-        data = packed = pack_region (
-            (const char *)wi->src_host_ptr + wi->src_offset, region, row,
-            wi->src_slice_pitch ? wi->src_slice_pitch : row * region[1]);
-        if (packed == NULL)
-          return -1;
-        break;
-      }
-
-    case CL_COMMAND_COPY_IMAGE:
-      type = POCL_RMSG_COPY_IMAGE;
-      m.src_id = pocl_remote_wire_id (cmd->copy_image.src->id, dev);
-      m.dst_id = pocl_remote_wire_id (cmd->copy_image.dst->id, dev);
-      copy3 (m.src_origin, cmd->copy_image.src_origin);
-      copy3 (m.dst_origin, cmd->copy_image.dst_origin);
-      copy3 (m.region, cmd->copy_image.region);
-      break;
-
-    case CL_COMMAND_FILL_IMAGE:
-      type = POCL_RMSG_FILL_IMAGE;
-      m.dst_id = pocl_remote_wire_id (e->mem_objs[0]->id, dev);
-      copy3 (m.dst_origin, cmd->fill_image.origin);
-      copy3 (m.region, cmd->fill_image.region);
-      m.data_size = sizeof (cl_uint4);
-      data = &cmd->fill_image.orig_pixel;
-      break;
-
-    case CL_COMMAND_SVM_FREE:
-    case CL_COMMAND_SVM_MEMCPY:
-    case CL_COMMAND_SVM_MEMFILL:
-    case CL_COMMAND_SVM_MAP:
-    case CL_COMMAND_SVM_UNMAP:
-    case CL_COMMAND_SVM_MIGRATE_MEM:
-      return pocl_remote_svm_command (s, node, re, &m, waits);
-
-    default:
       POCL_MSG_ERR ("remote: %s is not supported on remote devices\n",
-                    pocl_command_to_str (node->type));
+                    pocl_command_to_str (t));
       return -2;
     }
 
-  r = pocl_remote_send_mem (s, type, re, &m, waits, data,
-                            data ? m.data_size : 0, packed != NULL);
-  free (packed);
+  remote_enc x;
+  memset (&x, 0, sizeof (x));
+  x.s = s;
+  x.node = node;
+  x.re = re;
+  x.c = c;
+  x.waits = waits;
+  x.dev = node->device;
+  x.m.cmd = *c;
+  int r = enc (&x);
+  if (r != REMOTE_ENC_MEM)
+    return r;
+  r = pocl_remote_send_mem (s, x.type, re, &x.m, waits, x.data, x.data_size,
+                            x.packed != NULL);
+  free (x.packed);
   return r;
 }
