@@ -15,11 +15,14 @@
    4. 1,000,000 NOTIFY_EVENTs for distinct events: the session process grows
       by less than 40 MB (unbounded, one table entry of about 100 bytes
       each, it would grow by some 100 MB) and still answers.
-   5. Commands waiting on more than 65536 unreported foreign events: the
+   5. BUILD_PROGRAM kind BUILTIN with names the device does not offer, none,
+      only separators, a NUL byte, 2 MiB of one name, 70000 names:
+      CL_INVALID_VALUE and a log line each; a good list builds.
+   6. Commands waiting on more than 65536 unreported foreign events: the
       session is closed, with a log line.
-   6. A WRITE whose DATA stops after 1 of 8 MiB: the connection is closed,
+   7. A WRITE whose DATA stops after 1 of 8 MiB: the connection is closed,
       with a log line, and the write never completes.
-   7. A new session is served as before.
+   8. A new session is served as before.
 
    PASS only when all hold.  */
 
@@ -373,6 +376,72 @@ foreign_binaries (raw_session *s)
         "CL_INVALID_BINARY, session served");
 }
 
+/* BUILD_PROGRAM kind BUILTIN with name lists no OpenCL client sends: each
+   is CL_INVALID_VALUE with a log line before the runtime sees it, and the
+   session goes on; a good list builds.  */
+static void
+builtin_names (raw_session *s)
+{
+  static char big[2u << 20];
+  const struct
+  {
+    const char *what, *names, *log;
+    uint64_t len;
+  } cases[] = {
+    { "a name the device does not offer", "pocl.add.i8;pocl.no.such",
+      "built-in kernel 'pocl.no.such' is not one of the device's", 0 },
+    { "no names", "", "built-in kernel names of 0 bytes refused", 0 },
+    { "separators only", ";;;", "built-in kernel names without a name", 0 },
+    { "a NUL byte", "pocl.add.i8\0pocl.add.i8",
+      "built-in kernel names with a NUL byte refused", 23 },
+    { "2 MiB of one name", big, "built-in kernel names of 2097152 bytes",
+      sizeof (big) },
+    { "70000 names", NULL, "over 65536 built-in kernel names refused", 0 },
+  };
+  const char one[] = "pocl.add.i8;";
+  char *many = xmalloc (70000 * (sizeof (one) - 1));
+  for (int i = 0; i < 70000; ++i)
+    memcpy (many + i * (sizeof (one) - 1), one, sizeof (one) - 1);
+  memset (big, 'a', sizeof (big));
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); ++i)
+    {
+      const char *names = cases[i].names ? cases[i].names : many;
+      pocl_remote_build_program bp;
+      memset (&bp, 0, sizeof (bp));
+      bp.prog_id = 0x800 + i;
+      bp.kind = POCL_REMOTE_BUILD_BUILTIN;
+      bp.body_len = cases[i].len      ? cases[i].len
+                    : cases[i].names ? strlen (names)
+                                     : 70000 * (sizeof (one) - 1);
+      int32_t st = 0;
+      if (raw_request (s, POCL_RMSG_BUILD_PROGRAM, &bp, sizeof (bp), names,
+                       bp.body_len, &st))
+        fail ("BUILD_PROGRAM with built-in kernel names, %s: connection "
+              "closed",
+              cases[i].what);
+      if (st != CL_INVALID_VALUE)
+        fail ("built-in kernel names, %s: %d (%s), expected "
+              "CL_INVALID_VALUE",
+              cases[i].what, st, clerr (st));
+      if (!logged (cases[i].log))
+        fail ("no log line '%s' in %s", cases[i].log, pocld_log);
+    }
+  free (many);
+  pocl_remote_build_program bp;
+  memset (&bp, 0, sizeof (bp));
+  bp.prog_id = 0x8ff;
+  bp.kind = POCL_REMOTE_BUILD_BUILTIN;
+  bp.body_len = strlen ("pocl.add.i8");
+  int32_t st = 0;
+  if (raw_request (s, POCL_RMSG_BUILD_PROGRAM, &bp, sizeof (bp),
+                   "pocl.add.i8", bp.body_len, &st)
+      || st != CL_SUCCESS)
+    fail ("a program of built-in kernel pocl.add.i8 did not build: %d (%s)",
+          st, clerr (st));
+  note ("built-in kernel names not offered, none, separators only, a NUL, "
+        "2 MiB, 70000 names: CL_INVALID_VALUE; pocl.add.i8 builds");
+}
+
 static void
 write_cut (void)
 {
@@ -430,6 +499,7 @@ main (int argc, char **argv)
   rect_bounds (&s);
   notify_flood (&s);
   foreign_binaries (&s);
+  builtin_names (&s);
   foreign_cap (&s);
   raw_close (&s);
   write_cut ();

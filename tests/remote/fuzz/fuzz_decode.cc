@@ -298,6 +298,13 @@ void dump(const char *dir)
   uint64_t ids[2] = {0x400, 0x500};
   Writer::put(pl, ids, sizeof ids);
   w.msg("build_link", POCL_RMSG_BUILD_PROGRAM, 8, &bp, sizeof bp, pl);
+  const std::string builtins = "pocl.add.i8;org.khronos.openvx.scale_image.nn.u8";
+  bp.kind = POCL_REMOTE_BUILD_BUILTIN;
+  bp.count = 0;
+  bp.options_len = 0;
+  bp.body_len = builtins.size();
+  w.msg("build_builtin", POCL_RMSG_BUILD_PROGRAM, 14, &bp, sizeof bp,
+        std::vector<uint8_t>(builtins.begin(), builtins.end()));
 
   const std::string kname = "k";
   pocl_remote_create_kernel ck{0x600, 0x400, 0, uint32_t(kname.size())};
