@@ -44,9 +44,6 @@ declare -A allowed=(
   [CL_DEVICE_SVM_CAPABILITIES]="the server's coarse and fine-grained buffers, no atomics"
   # Native kernels are host function pointers: they cannot run on a server.
   [CL_DEVICE_EXECUTION_CAPABILITIES]="CL_EXEC_KERNEL only: no native kernels"
-  # clCreateProgramWithBuiltInKernels has no protocol message: none are offered.
-  [CL_DEVICE_BUILT_IN_KERNELS]="empty: built-in kernels not forwarded"
-  [CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION]="empty: built-in kernels not forwarded"
 )
 mem_keys="CL_DEVICE_GLOBAL_MEM_SIZE CL_DEVICE_MAX_MEM_ALLOC_SIZE CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE"
 
