@@ -7,6 +7,7 @@
 #include "log.hh"
 #include "output.hh"
 #include "session.hh"
+#include "trace.hh"
 
 #include <atomic>
 #include <cerrno>
@@ -306,6 +307,8 @@ void run_session_process(int fd, int ctl, const char *peer,
   }
   char sid[9];
   snprintf(sid, sizeof sid, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
+  // Before any thread: they inherit its signal mask.
+  trace_session(id.data());
 
   // This process's standard output is this session's alone: kernel printf
   // output goes to this client and no other.
@@ -335,6 +338,8 @@ void run_session_process(int fd, int ctl, const char *peer,
     if (!s->wait_resume())
       break;
   }
+  // Before the teardown, which may not finish.
+  trace_flush();
 
   // Best effort, bounded: a kernel that never returns must not keep this
   // process (and the device) busy.

@@ -185,6 +185,7 @@ bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
     if (!in_parts && in < size)
       continue;
     cl_event ev = nullptr;
+    const uint64_t trace_t0 = POCLD_TRACE_T0();
     if (last == nullptr) {
       if (ue != nullptr)
         waits_.push_back(ue);
@@ -199,6 +200,7 @@ bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
     }
     if (err != CL_SUCCESS)
       break;
+    POCLD_TRACE_SPAN(NativeEnqueue, id, in_.hdr.type, in - done, trace_t0);
     // Started now: the device copies this part while the next comes in.
     clFlush(q.q);
     if (first == nullptr) {

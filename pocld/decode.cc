@@ -323,6 +323,7 @@ int64_t max_command_payload(uint32_t type)
   case POCL_RMSG_SUBSCRIBE:
   case POCL_RMSG_SVM_ALLOC:
   case POCL_RMSG_SVM_FREE:
+  case POCL_RMSG_CLOCK:
   case POCL_RMSG_NOTIFY_EVENT:
   case POCL_RMSG_ACK:
   case POCL_RMSG_BYE:

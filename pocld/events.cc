@@ -390,6 +390,8 @@ void Session::complete(Pending *p, cl_int exec_status)
     if (exec_status < 0)
       exec_status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   }
+  if (p->kind != Pending::Cover && p->kind != Pending::Finish)
+    POCLD_TRACE(NativeComplete, p->id, 0, 0);
   pocl_remote_completion c{};
   c.status = exec_status < 0 ? exec_status : p->error;
   // In-order queue: the covered commands ended before this one.  If this

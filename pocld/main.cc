@@ -5,6 +5,7 @@
 #include "server.hh"
 #include "session.hh"
 #include "tls.hh"
+#include "trace.hh"
 
 #include <csignal>
 #include <cstdio>
@@ -34,7 +35,8 @@ void usage(FILE *out)
           "usage: pocld [--address A] [--port P] [--peer-port Q] "
           "[--max-sessions N] [--max-pending C] [--psk-file F] "
           "[--insecure]\n             [--session-grace S] [--tls-cert F "
-          "--tls-key F [--tls-ca F]]\n             [--log-level L]\n"
+          "--tls-key F [--tls-ca F]]\n             [--log-level L] "
+          "[--trace PREFIX]\n"
           "Serves this host's OpenCL devices to PoCL-R clients, each "
           "session in a\nprocess of its own.\n"
           "  --address A       address to listen on, IPv4 or IPv6 "
@@ -66,6 +68,10 @@ void usage(FILE *out)
           "certificates must\n"
           "                    chain to (default: the system's)\n"
           "  --log-level L     error, warn, info or debug (default info)\n"
+          "  --trace PREFIX    write each session's command trace to "
+          "PREFIX.<session>.json\n"
+          "                    (Chrome trace events, doc/tracing.md; or env "
+          "POCLD_TRACE)\n"
           "  --help            this text\n",
           POCL_REMOTE_DEFAULT_PORT, kSessionsCap, kDefaultSessions, kPendingCap,
           pocld::max_pending_commands, POCL_REMOTE_MIN_KEY, kGraceCapS,
@@ -188,6 +194,8 @@ int main(int argc, char **argv)
       tls_key = val;
     else if (opt == "--tls-ca")
       tls_ca = val;
+    else if (opt == "--trace")
+      pocld::trace_prefix = val;
     else if (opt == "--max-pending") {
       long n = strtol(val, &end, 10);
       if (*end != '\0' || n < 1 || n > kPendingCap) {
@@ -231,6 +239,9 @@ int main(int argc, char **argv)
 
   if (!load_key(psk_file))
     return 1;
+  if (pocld::trace_prefix.empty() && getenv("POCLD_TRACE") != nullptr)
+    pocld::trace_prefix = getenv("POCLD_TRACE");
+  pocld::trace_on = !pocld::trace_prefix.empty();
   if ((tls_cert != nullptr) != (tls_key != nullptr) ||
       (tls_ca != nullptr && tls_cert == nullptr)) {
     fprintf(stderr, "pocld: --tls-cert and --tls-key go together, and "

@@ -324,6 +324,14 @@ bool Session::finish(const Msg &m)
   return true;
 }
 
+// A trace's clock sample (doc/tracing.md).
+bool Session::clock(const Msg &m)
+{
+  pocl_remote_clock c{trace_now()};
+  reply(m.hdr.id, CL_SUCCESS, &c, sizeof c);
+  return true;
+}
+
 void Session::release_mem(Mem &mem)
 {
   if (mem.buf != nullptr && mem.buf != mem.m)

@@ -200,6 +200,7 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
   if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
   PeerLink &l = peers_[index];
+  POCLD_TRACE_MSG(PeerSend, type, id, body, payload_len, 0);
   std::lock_guard<std::mutex> lock(l.mu);
   if (l.fd < 0 || l.broken) {
     LOG_WARN(sid_, "no link to peer %u: message type %u for %llu dropped",
@@ -306,8 +307,10 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return false;
   }
+  const uint64_t trace_t0 = POCLD_TRACE_T0();
   bool ok = s->staging ? recv_exact(c, s->staging->data() + pd.offset, len)
                        : recv_discard(c, len);
+  POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
   if (!ok) {
     PeerSlot out = take();
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
@@ -375,6 +378,7 @@ void Session::run_peer(uint32_t index)
         LOG_ERR(sid_, "peer %u: non-final status %d", index, n.status);
         break;
       }
+      POCLD_TRACE(PeerRecv, n.event_id, POCL_RMSG_PEER_NOTIFY, 0);
       foreign_done(n.event_id, n.status);
       continue;
     }

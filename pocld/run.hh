@@ -69,9 +69,11 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
                      !(c.flags & (POCL_RCMD_PROFILING | POCL_RCMD_WATCHED)) &&
                      next_ndrange_queue_ == c.queue_id;
   cl_event ev = nullptr;
+  const uint64_t trace_t0 = POCLD_TRACE_T0();
   err = enqueue(static_cast<cl_uint>(waits_.size()),
                 waits_.empty() ? nullptr : waits_.data(),
                 elide ? nullptr : &ev);
+  POCLD_TRACE_SPAN(NativeEnqueue, id, in_.hdr.type, 0, trace_t0);
   if (elide && err == CL_SUCCESS) {
     release_waits();
     p->ev = nullptr;

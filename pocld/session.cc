@@ -232,6 +232,7 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
   // Without a data socket (a client that never opened one) everything goes
   // on the command socket.
   Channel &c = (s == Sock::Data && has_data_.load()) ? data_ : cmd_;
+  POCLD_TRACE_MSG(CompletionSend, type, id, body, payload_len, 0);
   std::lock_guard<std::mutex> lock(c.mu);
   if (type != POCL_RMSG_ACK) {
     OutMsg &o = c.log.emplace_back();
@@ -519,7 +520,10 @@ bool Session::dispatch(const Msg &m)
     LOG_ERR(sid_, "%s", e.why);
     return false;
   }
+  POCLD_TRACE_MSG(Recv, m.hdr.type, m.hdr.id, m.body, m.hdr.payload_size, 0);
   switch (m.hdr.type) {
+  case POCL_RMSG_CLOCK:
+    return clock(m);
   case POCL_RMSG_DEVICE_INFO:
     return device_info(m);
   case POCL_RMSG_CREATE_QUEUE:
@@ -657,6 +661,7 @@ void Session::run_data()
     pocl_remote_hdr h;
     if (!recv_exact(c, &h, sizeof h))
       break;
+    const uint64_t trace_t0 = POCLD_TRACE_T0();
     DecodeError e;
     if (!check_data_header(h, e)) {
       LOG_ERR(sid_, "%s", e.why);
@@ -732,6 +737,7 @@ void Session::run_data()
       data_slots_.push_front(s);
       break;
     }
+    POCLD_TRACE_SPAN(DataRecv, s.id, POCL_RMSG_DATA, s.size, trace_t0);
     if (s.ue != nullptr) {
       clSetUserEventStatus(s.ue, CL_COMPLETE);
       clReleaseEvent(s.ue);

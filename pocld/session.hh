@@ -4,6 +4,7 @@
 #include "cl.hh"
 #include "decode.hh"
 #include "devices.hh"
+#include "trace.hh"
 #include "wire.hh"
 
 #include <array>
@@ -366,6 +367,7 @@ private:
   bool create_image(const Msg &m);
   bool create_sampler(const Msg &m);
   bool finish(const Msg &m);
+  bool clock(const Msg &m);
   bool free_object(const Msg &m);
   Queue *find_queue(uint64_t id);
   Mem *find_buffer(uint64_t id);

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 10u
+#define POCL_REMOTE_PROTOCOL_VERSION 11u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -126,6 +126,10 @@ typedef enum pocl_remote_msg_type
      uint64 address, page-aligned, of whole pages that the allocation alone
      owns, where the client maps its host copy.  Body: svm_alloc.  */
   POCL_RMSG_SVM_ALLOC = 20,
+  /* A clock sample for traces (doc/tracing.md): the REPLY's payload is a
+     pocl_remote_clock of the server's CLOCK_MONOTONIC.  body: clock, the
+     client's CLOCK_MONOTONIC when it sent the request.  */
+  POCL_RMSG_CLOCK = 21,
 
   /* Releases: asynchronous, no reply.  Body: release.  */
   POCL_RMSG_FREE_QUEUE = 30,
@@ -513,6 +517,11 @@ typedef struct pocl_remote_connect_peer
   uint8_t session_id[16];
 } pocl_remote_connect_peer;
 
+typedef struct pocl_remote_clock
+{
+  uint64_t monotonic_ns;
+} pocl_remote_clock;
+
 typedef struct pocl_remote_subscribe
 {
   uint64_t event_id;
@@ -717,6 +726,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_kernel) == 24, "ck");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_sampler) == 24, "cs");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_release) == 8, "rel");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_notify) == 16, "notify");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_clock) == 8, "clock");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_wait) == 16, "wait");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_cmd) == 16, "cmd");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg) == 24, "arg");
@@ -770,6 +780,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_subscribe);
     case POCL_RMSG_SVM_ALLOC:
       return sizeof (pocl_remote_svm_alloc);
+    case POCL_RMSG_CLOCK:
+      return sizeof (pocl_remote_clock);
     case POCL_RMSG_PUSH:
     case POCL_RMSG_MIGRATE_IN:
       return sizeof (pocl_remote_migrate);

@@ -24,6 +24,7 @@
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
+#include "remote_trace.h"
 #include "remote_tls.h"
 
 int
@@ -99,6 +100,26 @@ pocl_remote_send_iov (int fd, struct pocl_remote_tls *tls, struct iovec *iov,
   return 0;
 }
 
+/* The trace's send events: commands, their DATA, and the notifications
+   and subscriptions of events (which name the event in their body).  */
+static void
+trace_send (remote_server *s, uint32_t type, uint64_t id, const void *body,
+            uint64_t bytes, uint64_t t0)
+{
+  remote_trace_what what = REMOTE_TRACE_SEND;
+  if (type < POCL_RMSG_NOTIFY_EVENT || type > POCL_RMSG_DATA)
+    return;
+  if (type == POCL_RMSG_DATA)
+    what = REMOTE_TRACE_SEND_DATA;
+  else if (type == POCL_RMSG_NOTIFY_EVENT || type == POCL_RMSG_SUBSCRIBE)
+    {
+      what = REMOTE_TRACE_NOTIFY;
+      memcpy (&id, body, sizeof (id));
+    }
+  pocl_remote_trace_record (what, s->index, id, type, bytes, t0,
+                            pocl_remote_trace_now ());
+}
+
 int
 pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
                       uint64_t id, const void *body, size_t body_size,
@@ -136,6 +157,7 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   remote_log *log = &s->log[data_socket];
   if (pocl_remote_dead (s))
     return -1;
+  uint64_t trace_t0 = REMOTE_TRACE_T0 ();
   pthread_mutex_lock (lock);
   pocl_remote_log_trim (log, __atomic_load_n (&s->acked[data_socket],
                                               __ATOMIC_ACQUIRE));
@@ -163,6 +185,8 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   pthread_mutex_unlock (lock);
   __atomic_fetch_add (&s->bytes_sent, sizeof (h) + body_size + total,
                       __ATOMIC_RELAXED);
+  if (__builtin_expect (pocl_remote_trace_on, 0))
+    trace_send (s, type, id, body, sizeof (h) + body_size + total, trace_t0);
   return r;
 }
 

@@ -19,6 +19,7 @@
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
+#include "remote_trace.h"
 #include "remote_tls.h"
 
 /* A reader thread's receive buffer: one recv() usually brings in a whole
@@ -245,6 +246,7 @@ take_body (remote_server *s, rbuf *rb, const pocl_remote_hdr *h, void *body,
 static int
 handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
+  uint64_t trace_t0 = REMOTE_TRACE_T0 ();
   pocl_remote_completion c;
   remote_event *re = take_body (s, rb, h, &c, sizeof (c), "completion");
   if (re == NULL)
@@ -291,6 +293,8 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
            && re->received != (re->partial ? re->total : re->dst_size))
     c.status = CL_OUT_OF_RESOURCES; /* the data never came */
 
+  REMOTE_TRACE_SPAN (REMOTE_TRACE_COMPLETION, s->index, h->id,
+                     POCL_RMSG_COMPLETION, h->payload_size, trace_t0);
   pocl_remote_complete (s, re, &c);
   return 0;
 }
@@ -301,6 +305,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 static int
 handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
+  uint64_t trace_t0 = REMOTE_TRACE_T0 ();
   pocl_remote_read_data d;
   remote_event *re = take_body (s, rb, h, &d, sizeof (d), "read data");
   if (re == NULL)
@@ -324,6 +329,8 @@ handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
     return payload_lost (s, re);
   re->received += len;
   re->total = d.total;
+  REMOTE_TRACE_SPAN (REMOTE_TRACE_READ_DATA, s->index, h->id,
+                     POCL_RMSG_READ_DATA, len, trace_t0);
   /* back for the next part and the COMPLETION; as in payload_lost, the
      sweep of a session lost for good may have passed already */
   pocl_remote_event_insert (s, re);

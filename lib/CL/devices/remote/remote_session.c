@@ -20,6 +20,7 @@
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
+#include "remote_trace.h"
 #include "remote_tls.h"
 
 static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -332,6 +333,7 @@ server_connect (remote_server *s)
     }
   if (lanes)
     pocl_remote_lanes_start (s);
+  pocl_remote_trace_server (s);
   POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
                        s->port, s->num_devices);
   return CL_SUCCESS;

@@ -11,6 +11,7 @@
 #include "pocl_tracing.h"
 #include "pocl_util.h"
 #include "remote.h"
+#include "remote_trace.h"
 #include "utlist.h"
 
 /* Commands with more waits than this build their wait list on the heap.  */
@@ -183,6 +184,7 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
   int r;
 
   remote_event *re = new_remote_event (e, s, ws);
+  REMOTE_TRACE (REMOTE_TRACE_ENQUEUE, s->index, e->id, node->type, 0);
   uint32_t max_waits = count_waits (e);
   if (max_waits > STACK_WAITS)
     {
@@ -317,6 +319,7 @@ pocl_remote_complete (remote_server *s, remote_event *re,
 
   if (re->svm != NULL)
     pocl_remote_svm_done (re, status);
+  REMOTE_TRACE (REMOTE_TRACE_COMPLETE, s->index, re->id, 0, 0);
   if (status == CL_COMPLETE)
     pocl_update_event_complete (__func__, __LINE__, e, "remote command");
   else
