@@ -46,4 +46,4 @@ servers=("$work"/server_*.json)
 [[ ${#servers[@]} == 2 ]] || fail "expected 2 server traces, found: ${servers[*]}"
 python3 "$repo/tools/trace_merge.py" -o "$work/merged.json" "$work/client.json" "${servers[@]}" \
   || fail "trace_merge.py failed"
-python3 "$repo/tests/remote/test_trace.py" "$work/merged.json" 262144 11
+python3 "$repo/tests/remote/test_trace.py" "$work/merged.json" 262144 13
