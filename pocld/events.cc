@@ -383,13 +383,15 @@ void Session::stop_waiter()
 void Session::complete(Pending *p, cl_int exec_status)
 {
   // Called at registration, PoCL passes CL_COMPLETE even for a command that
-  // failed; ask the event itself.
-  if (p == t_registering && exec_status == CL_COMPLETE) {
+  // failed; ask the event itself: a command may fail on its own (a CUSTOM
+  // device's built-in kernel), with its own code.
+  if (p == t_registering && exec_status == CL_COMPLETE)
     clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec_status,
                    &exec_status, nullptr);
-    if (exec_status < 0)
-      exec_status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  }
+  // PoCL ends a command behind a failed dependency with its generic
+  // CL_FAILED (-1, no OpenCL code); the client gets the specification's.
+  if (exec_status == -1)
+    exec_status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   if (p->kind != Pending::Cover && p->kind != Pending::Finish)
     POCLD_TRACE(NativeComplete, p->id, 0, 0);
   pocl_remote_completion c{};
