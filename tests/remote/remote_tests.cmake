@@ -200,3 +200,4 @@ if(ENABLE_HOST_CPU_DEVICES)
 endif()
 
 include(runaway_kernel.cmake)
+include(stream_tests.cmake)

@@ -5,6 +5,7 @@
 # STATE_FILE), OCL_ICD_VENDORS=BUILD_DIR/ocl-vendors (only this build's libpocl) and
 # POCL_BUILDING=1 (load the drivers from the build tree).
 # Env: RUN_REMOTE_DEVICES overrides POCL_DEVICES, e.g. "pthread remote" to mix;
+# RUN_REMOTE_SERVER_DEVICE: the server's device index instead of 0;
 # RUN_REMOTE_VENDORS overrides the OCL_ICD_VENDORS directory and RUN_REMOTE_PRELOAD is
 # put in LD_PRELOAD of COMMAND alone (tools/sanitize.sh: a sanitized libpocl, and the
 # sanitizer runtime that the uninstrumented test programs then need first).
@@ -28,7 +29,7 @@ if [[ ! $port =~ ^[0-9]+$ ]]; then
 fi
 
 export POCL_DEVICES=${RUN_REMOTE_DEVICES:-remote}
-export POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0
+export POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/${RUN_REMOTE_SERVER_DEVICE:-0}
 export OCL_ICD_VENDORS=${RUN_REMOTE_VENDORS:-$build/ocl-vendors}
 export POCL_BUILDING=1
 if [[ -n ${RUN_REMOTE_PRELOAD:-} ]]; then
