@@ -6,6 +6,7 @@
      test_stream_source hevc REF FRAMES [loop]  access units of REF (FRAMES)
      test_stream_source raw REF BYTES [loop]    BYTES-byte chunks of REF
      test_stream_source missing                 the source does not exist
+     test_stream_source garbage                 over 64 MiB without start codes
    A failed command fails the later commands on its buffers and its in-order
    queue (PoCL's failed dependencies), so each expected failure is followed
    by a fresh queue and fresh buffers.  */
@@ -338,18 +339,44 @@ check_missing (void)
   note ("missing source: CL_OUT_OF_RESOURCES twice, the device runs on");
 }
 
+/* An HEVC source without start codes fails a launch with CL_INVALID_VALUE
+   once the device has read its 64 MiB limit; the next launch goes on after
+   the dropped bytes.  */
+static void
+check_garbage (void)
+{
+  size_t cap = (size_t)8 << 20;
+  unsigned char *c;
+  stream_io io = fresh (cap, 8);
+  cl_int st = launch (&io);
+  EXPECT (st == CL_INVALID_VALUE,
+          "a stream without start codes: status %d (%s), not "
+          "CL_INVALID_VALUE",
+          st, clerr (st));
+  release_io (&io);
+  io = fresh (cap, 8);
+  size_t n = next_chunk (&io, cap, &c);
+  EXPECT (n > 0, "after the dropped bytes, an empty chunk");
+  free (c);
+  release_io (&io);
+  note ("no start codes: CL_INVALID_VALUE, then the %zu bytes after", n);
+}
+
 int
 main (int argc, char **argv)
 {
   int loop;
   watchdog (120, "the test");
+  int other = argc >= 2
+              && (strcmp (argv[1], "missing") == 0
+                  || strcmp (argv[1], "garbage") == 0);
   if (argc < 2
-      || (strcmp (argv[1], "missing") != 0
+      || (!other
           && (argc < 4 || (strcmp (argv[1], "hevc") != 0
                            && strcmp (argv[1], "raw") != 0))))
     {
       fprintf (stderr, "usage: %s hevc REF FRAMES [loop] | raw REF BYTES "
-                       "[loop] | missing\n",
+                       "[loop] | missing | garbage\n",
                argv[0]);
       return 2;
     }
@@ -357,6 +384,8 @@ main (int argc, char **argv)
   check_arg_info ();
   if (strcmp (argv[1], "missing") == 0)
     check_missing ();
+  else if (strcmp (argv[1], "garbage") == 0)
+    check_garbage ();
   else
     {
       loop = argc > 4 && strcmp (argv[4], "loop") == 0;

@@ -5,14 +5,15 @@
 # remote on a pocld of its own serving "pthread stream" (the stream device is the
 # server's device 1), the device configured by POCL_STREAM0_PARAMETERS both times.
 # Cases: the clip as access units, with loop, raw 4096-byte chunks (also looped), a
-# missing file, the clip from a named pipe (fps=60), the raw file from a TCP feed.
+# missing file, 66 MiB without start codes, the clip from a named pipe (fps=60), the raw
+# file from a TCP feed.
 #   test_stream_source.sh FIXTURE RUN_REMOTE POCLD BUILD_DIR CLIENT WORK_DIR
 # Env: STREAM_SOURCE_LOCAL_ONLY=1 runs the local half only.
 # Exit 77 (skip) without ffmpeg/libx265. PASS/FAIL line on stdout; exit 0 only on PASS.
 set -u
 name=stream_source
 if [[ $# -ne 6 ]]; then
-  sed -n '9,9p' "$0" | sed 's/^# //' >&2
+  sed -n '10,10p' "$0" | sed 's/^# //' >&2
   exit 2
 fi
 fixture=$1 run_remote=$2 pocld=$3 build=$4 client=$5 work=$6
@@ -20,12 +21,14 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 state=$work/$name.state
 helpers=()
+garbage=$work/garbage.hevc
 cleanup() {
   local pid
   for pid in "${helpers[@]}"; do
     kill "$pid" 2>/dev/null
   done
   "$fixture" stop "$state" >/dev/null 2>&1
+  rm -f "$garbage"
 }
 trap cleanup EXIT
 
@@ -50,6 +53,8 @@ if command -v ffprobe >/dev/null; then
   fi
 fi
 head -c 100003 /dev/urandom >"$raw"
+# 66 MiB of 0xff: no start code, over the device's 64 MiB access unit limit
+head -c $((66 << 20)) /dev/zero | tr '\0' '\377' >"$garbage"
 mkfifo "$fifo"
 
 # A writer for the named pipe, or a one-connection TCP server of FILE whose port
@@ -118,6 +123,7 @@ for where in $wheres; do
   run_case "$where" "$raw,chunk=4096" raw "$raw" 4096
   run_case "$where" "$raw,loop,chunk=4096" raw "$raw" 4096 loop
   run_case "$where" "$work/no-such-file.hevc" missing
+  run_case "$where" "$garbage" garbage
   start_fifo_writer "$clip"
   run_case "$where" "$fifo,fps=60" hevc "$clip" $frames
   if start_tcp_feed "$raw"; then

@@ -142,13 +142,15 @@ open_source (stream_data *s)
   return CL_SUCCESS;
 }
 
-/* Reads more of the stream behind buf[end], keeping at least need bytes of
-   room.  At the end of the stream sets eof (or, with loop, starts again
-   from byte 0 once everything read was delivered).  */
+/* Reads more of the stream behind buf[end]: up to need bytes, at least
+   STREAM_READ_SIZE (not more, so that the HEVC size limit drops a known
+   amount).  At the end of the stream sets eof.  */
 static cl_int
 fill (stream_data *s, size_t need)
 {
   ssize_t n;
+  if (need < STREAM_READ_SIZE)
+    need = STREAM_READ_SIZE;
   if (s->start > 0 && (s->start == s->end || s->cap - s->end < need))
     {
       memmove (s->buf, s->buf + s->start, s->end - s->start);
@@ -172,7 +174,7 @@ fill (stream_data *s, size_t need)
       s->cap = cap;
     }
   do
-    n = read (s->fd, s->buf + s->end, s->cap - s->end);
+    n = read (s->fd, s->buf + s->end, need);
   while (n < 0 && errno == EINTR);
   if (n < 0)
     {
