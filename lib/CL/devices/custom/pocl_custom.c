@@ -287,10 +287,8 @@ custom_setup_metadata (cl_device_id device, cl_program program,
       m->num_args = k->num_args;
       m->arg_info = calloc (k->num_args, sizeof (pocl_argument_info));
       m->data = calloc (program->num_devices, sizeof (void *));
-      m->build_hash
-          = calloc (program->num_devices, sizeof (pocl_kernel_hash_t));
-      if (m->name == NULL || m->arg_info == NULL || m->data == NULL
-          || m->build_hash == NULL)
+      /* build_hash: allocated by the build after this (patch 0150) */
+      if (m->name == NULL || m->arg_info == NULL || m->data == NULL)
         return 0;
       for (a = 0; a < k->num_args; ++a)
         {
