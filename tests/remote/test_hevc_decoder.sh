@@ -3,7 +3,8 @@
 # Makes a clip at test time (ffmpeg's testsrc2, libx265 with its default B-frames, so
 # reordering and the drain are exercised) and ffmpeg's NV12 and RGBA decodes of it,
 # then runs CLIENT (test_hevc_decoder) on them:
-#   local:  on this build's hevc device (POCL_DEVICES=hevc);
+#   local:  on this build's hevc device (POCL_DEVICES=hevc), with its default parameters
+#           and again with hwaccel=none,threads=1;
 #   remote: through remote, on a pocld of its own serving "pthread hevc" (the CUSTOM
 #           device is listed after the others: index 1).
 # Under tools/sanitize.sh (RUN_REMOTE_VENDORS, RUN_REMOTE_PRELOAD set) the local run
@@ -14,7 +15,7 @@
 set -u
 name=hevc_decoder
 if [[ $# -ne 7 ]]; then
-  sed -n '12,12p' "$0" | sed 's/^# //' >&2
+  sed -n '13,13p' "$0" | sed 's/^# //' >&2
   exit 2
 fi
 mode=$1 fixture=$2 run_remote=$3 pocld=$4 build=$5 client=$6 work=$7
@@ -37,10 +38,14 @@ args=("$clip" "$work/ref.nv12" "$work/ref.rgba" $w $h)
 
 case $mode in
   local)
+    # the default parameters, then software on one thread: the same frames
     vendors=${RUN_REMOTE_VENDORS:-$build/ocl-vendors}
-    env OCL_ICD_VENDORS="$vendors" POCL_BUILDING=1 POCL_DEVICES=hevc \
-      ${RUN_REMOTE_PRELOAD:+LD_PRELOAD=$RUN_REMOTE_PRELOAD} \
-      timeout -k 5 600 "$client" "${args[@]}"
+    for params in "" "hwaccel=none,threads=1"; do
+      env OCL_ICD_VENDORS="$vendors" POCL_BUILDING=1 POCL_DEVICES=hevc \
+        POCL_HEVC0_PARAMETERS="$params" \
+        ${RUN_REMOTE_PRELOAD:+LD_PRELOAD=$RUN_REMOTE_PRELOAD} \
+        timeout -k 5 300 "$client" "${args[@]}" || exit 1
+    done
     ;;
   remote)
     state=$work/pocld.state
