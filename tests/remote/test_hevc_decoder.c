@@ -5,7 +5,8 @@
    include the decoder's (locally, or the remote device serving it):
    - the whole clip in one launch and a drain launch give ffmpeg's NV12
      frames, bit for bit; so does one launch per access unit, and the same
-     kernel again after a drain (a new stream);
+     kernel again after a drain (a new stream), and two kernels whose
+     launches alternate (two decoders);
    - RGBA equals ffmpeg's -pix_fmt rgba;
    - a too-small frames buffer fails with CL_INVALID_BUFFER_SIZE and loses
      nothing (the next launch delivers the queued frames); bitstream_size
@@ -283,6 +284,29 @@ check_access_units (void)
   free (got.p);
 }
 
+/* Two kernels, launches interleaved access unit by access unit: two
+   independent decoders.  */
+static void
+check_two_streams (void)
+{
+  bytes got[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
+  cl_kernel k[2] = { new_kernel (NV12), new_kernel (NV12) };
+  size_t i;
+  int j;
+  for (i = 0; i < num_aus; ++i)
+    for (j = 0; j < 2; ++j)
+      expect_ok (launch (k[j], clip.p + au_off[i], au_off[i + 1] - au_off[i],
+                         &got[j]),
+                 "access unit, two kernels");
+  for (j = 0; j < 2; ++j)
+    {
+      expect_ok (launch (k[j], NULL, 0, &got[j]), "drain, two kernels");
+      expect_frames (&got[j], &ref_nv12, nv12_frame, "nv12, two kernels");
+      clReleaseKernel (k[j]);
+      free (got[j].p);
+    }
+}
+
 static void
 check_rgba (void)
 {
@@ -508,6 +532,7 @@ main (int argc, char **argv)
   run_sub ("kernel and argument info", check_info, 60);
   run_sub ("whole clip, nv12", check_whole_clip, 120);
   run_sub ("one launch per access unit", check_access_units, 120);
+  run_sub ("two kernels, two streams", check_two_streams, 120);
   run_sub ("whole clip, rgba", check_rgba, 120);
   run_sub ("too-small frames buffer", check_too_small, 120);
   run_sub ("argument sizes", check_arg_sizes, 120);
