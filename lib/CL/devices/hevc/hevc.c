@@ -447,7 +447,10 @@ hevc_run (pocl_custom_launch *launch)
         {
           memcpy (out, s->queued, s->queued_len);
           s->out_len = s->queued_len;
-          s->queued_len = 0;
+          /* queueing is the exception: hold no memory for it */
+          free (s->queued);
+          s->queued = NULL;
+          s->queued_len = s->queued_cap = 0;
         }
       else
         s->overflow = 1;
