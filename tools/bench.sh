@@ -6,14 +6,18 @@
 # the distributed matmul (examples/remote/matmul) on one remote device and
 # on both, for the speedup, the reconnect time: the first pocld through
 # tools/fault_proxy.cc, which cuts every connection once per round, and
-# tools/bench_security.sh (plain, pre-shared key, TLS, both).
+# tools/bench_security.sh (plain, pre-shared key, TLS, both).  Between them
+# tools/bench/overhead_bench.c, issue 17's rows.
 #   tools/bench.sh [ITERATIONS [MATMUL_N]]
-# Env: BUILD_DIR (default build, as for tools/build.sh).
+# Env: BUILD_DIR (default build, as for tools/build.sh), STREAM_LOG2 (the
+# stream kernels' arrays hold 2^STREAM_LOG2 doubles, default 25).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}/pocl
 bench=$build/remote_bench
 cc -O2 -Wall -o "$bench" "$repo/tools/bench/remote_bench.c" -lOpenCL -lpthread
+cc -O2 -Wall -o "$build/overhead_bench" "$repo/tools/bench/overhead_bench.c" \
+  -lOpenCL -lpthread -lm
 
 fixture=$repo/tests/remote/pocld_fixture.sh
 state_a=$(mktemp -u) state_b=$(mktemp -u)
@@ -30,6 +34,10 @@ export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
 export POCL_REMOTE0_PARAMETERS=127.0.0.1:$(port "$state_a")/0
 export POCL_REMOTE1_PARAMETERS=127.0.0.1:$(port "$state_b")/0
 POCL_DEVICES="pthread remote remote" "$bench" "${1:-2000}"
+# Issue 17's rows: stream kernels, chain, 4-byte and large migrations.
+echo
+POCL_DEVICES="pthread remote remote" "$build/overhead_bench" \
+  -n "${STREAM_LOG2:-25}" -i "${1:-2000}"
 
 matmul=$(sed -n 's/^REMOTE_VECADD=//p' "$build/tests/remote/paths.env")
 matmul=$(dirname "$matmul")/remote_matmul

@@ -11,7 +11,8 @@
 # Env: BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL (the vendor
 # library, default /usr/lib/libnvidia-opencl.so.1), PORT (default 21000),
 # OUT (where logs go, default $BUILD_DIR/logs), QUICK=1 (one remote device:
-# no multi-server test, migrations or matmul; for the single-server figures).
+# no multi-server test, migrations or matmul; for the single-server figures),
+# STREAM_LOG2 (overhead_bench's arrays: 2^STREAM_LOG2 doubles, default 25).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-/tmp/pocl-gpu}
@@ -26,6 +27,8 @@ bash "$repo/tools/build.sh" --thin > "$logs/build.log" 2>&1 \
   || { echo "gpu_bench: build failed, see $logs/build.log"; tail -20 "$logs/build.log"; exit 1; }
 
 cc -O2 -o "$bin/bench" "$repo/tools/bench/remote_bench.c" -lOpenCL -lpthread
+cc -O2 -o "$bin/overhead_bench" "$repo/tools/bench/overhead_bench.c" \
+  -lOpenCL -lpthread -lm
 cc -O2 -o "$bin/completion_probe" "$repo/tools/bench/completion_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/arg_info_probe" "$repo/tools/bench/arg_info_probe.c" -lOpenCL
 cc -O2 -o "$bin/chain_probe" "$repo/tools/bench/chain_probe.c" -lOpenCL -lpthread
@@ -69,6 +72,9 @@ done
 if [[ ${QUICK:-0} == 1 ]]; then
   OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv BENCH_LOCAL=NVIDIA \
     timeout 400 "$bin/bench" "$iters"
+  OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv BENCH_LOCAL=NVIDIA \
+    timeout 400 "$bin/overhead_bench" -n "${STREAM_LOG2:-25}" -i "$iters" \
+    noop stream chain
   exit
 fi
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
@@ -76,6 +82,10 @@ POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
 grep -E "multi_server: (PASS|FAIL|ping|content)" "$logs/multi_server.log"
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
   BENCH_LOCAL=NVIDIA timeout 400 "$bin/bench" "$iters"
+echo "== issue 17: stream kernels over 2^${STREAM_LOG2:-25} doubles, chain, migrations"
+POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
+  BENCH_LOCAL=NVIDIA timeout 400 "$bin/overhead_bench" -n "${STREAM_LOG2:-25}" \
+  -i "$iters"
 echo "== the first server by lane count (POCL_REMOTE_LANES; the default above)"
 printf "%-10s %10s %10s %10s %10s %10s %10s\n" lanes "RTT (us)" "no-op min" \
   median p99 "write GB/s" "read GB/s"

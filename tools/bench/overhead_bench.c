@@ -1,0 +1,703 @@
+/* overhead_bench.c - the rows of issue 17 ("command overhead and migration
+   speed"), each measured natively and through remote in one run, next to
+   the loopback TCP round trip (RTT) of the same run, with the ratios
+   against the issue's targets:
+
+   - noop:    no-op kernel enqueue + clFinish; target native + RTT + 10 us;
+   - stream:  BabelStream's kernels over three arrays of 2^N doubles
+              (default N = 25), each kernel then clFinish, best of 20:
+              copy, mul, add, triad; dot then reads back its partial sums
+              (4 per compute unit, 528 on an H100) with a blocking read.
+              Target: a kernel with buffer arguments costs what the no-op
+              costs (native + RTT + 10 us), dot native + two RTT;
+   - chain:   100 dependent kernels, one clFinish; ratio to native + RTT;
+   - migrate: with a second remote device on another server, a 4-byte
+              clEnqueueMigrateMemObjects + clFinish between the servers
+              (min, median, p90: a median far above the minimum means that
+              something waits), and 16 / 64 / 256 MiB migrations against
+              the client's own 64 MiB write and read rate of the same run.
+
+   Devices as in remote_bench.c: the first "pocl-remote" device is the
+   remote one, the next one on another server the migration peer, the first
+   other device (or the one whose name contains $BENCH_LOCAL) the native
+   reference.
+
+     overhead_bench [-n LOG2_ELEMENTS] [-i ITERATIONS] [PARTS...]
+
+   PARTS are noop, stream, chain, migrate (default: all).  */
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define _GNU_SOURCE
+#include "probe.h"
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define CHECK(x)                                                              \
+  do                                                                          \
+    {                                                                         \
+      cl_int e_ = (x);                                                        \
+      if (e_ != CL_SUCCESS)                                                   \
+        {                                                                     \
+          fprintf (stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, e_);   \
+          exit (1);                                                           \
+        }                                                                     \
+    }                                                                         \
+  while (0)
+
+typedef struct stats
+{
+  double min, median, p90;
+} stats;
+
+static stats
+summarize (double *v, int n)
+{
+  stats s;
+  qsort (v, n, sizeof (double), cmp_double);
+  s.min = v[0];
+  s.median = v[n / 2];
+  s.p90 = v[(int)(n * 0.9)];
+  return s;
+}
+
+/* ---- loopback TCP round trip: 64-byte ping-pong between two threads ---- */
+
+static void *
+echo_thread (void *arg)
+{
+  int fd = *(int *)arg;
+  char buf[64];
+  for (;;)
+    {
+      ssize_t got = 0;
+      while (got < 64)
+        {
+          ssize_t r = recv (fd, buf + got, 64 - got, 0);
+          if (r <= 0)
+            return NULL;
+          got += r;
+        }
+      if (send (fd, buf, 64, 0) != 64)
+        return NULL;
+    }
+}
+
+static stats
+loopback_rtt (int iters)
+{
+  int ls = socket (AF_INET, SOCK_STREAM, 0), one = 1;
+  struct sockaddr_in a;
+  socklen_t alen = sizeof (a);
+  memset (&a, 0, sizeof (a));
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  if (bind (ls, (struct sockaddr *)&a, sizeof (a)) || listen (ls, 1)
+      || getsockname (ls, (struct sockaddr *)&a, &alen))
+    {
+      perror ("loopback");
+      exit (1);
+    }
+  int c = socket (AF_INET, SOCK_STREAM, 0);
+  if (connect (c, (struct sockaddr *)&a, sizeof (a)))
+    {
+      perror ("connect");
+      exit (1);
+    }
+  int s = accept (ls, NULL, NULL);
+  setsockopt (c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
+  setsockopt (s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
+  pthread_t th;
+  pthread_create (&th, NULL, echo_thread, &s);
+  double *v = malloc (iters * sizeof (double));
+  char buf[64] = { 0 };
+  int i;
+  for (i = -100; i < iters; ++i)
+    {
+      double t0 = now_us ();
+      ssize_t got = 0;
+      if (send (c, buf, 64, 0) != 64)
+        exit (1);
+      while (got < 64)
+        {
+          ssize_t r = recv (c, buf + got, 64 - got, 0);
+          if (r <= 0)
+            exit (1);
+          got += r;
+        }
+      if (i >= 0)
+        v[i] = now_us () - t0;
+    }
+  close (c);
+  pthread_join (th, NULL);
+  close (s);
+  close (ls);
+  stats st = summarize (v, iters);
+  free (v);
+  return st;
+}
+
+/* ---- devices ---- */
+
+typedef struct dev
+{
+  cl_device_id id;
+  char name[256];
+  cl_context ctx;
+  cl_command_queue q;
+  cl_program prog;
+  cl_uint units;
+} dev;
+
+static const char *src
+    = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+      "#define S 0.4\n"
+      "__kernel void noop (void) {}\n"
+      "__kernel void inc (__global int *c) { c[0] += 1; }\n"
+      "__kernel void copy (__global const double *a, __global double *c)\n"
+      "{ size_t i = get_global_id (0); c[i] = a[i]; }\n"
+      "__kernel void mul (__global double *b, __global const double *c)\n"
+      "{ size_t i = get_global_id (0); b[i] = S * c[i]; }\n"
+      "__kernel void add (__global const double *a, __global const double *b,"
+      " __global double *c)\n"
+      "{ size_t i = get_global_id (0); c[i] = a[i] + b[i]; }\n"
+      "__kernel void triad (__global double *a, __global const double *b,"
+      " __global const double *c)\n"
+      "{ size_t i = get_global_id (0); a[i] = b[i] + S * c[i]; }\n"
+      "__kernel void stream_dot (__global const double *a, __global const double *b,"
+      " __global double *sum, __local double *wg, ulong n)\n"
+      "{\n"
+      "  size_t i = get_global_id (0), li = get_local_id (0);\n"
+      "  double t = 0.0;\n"
+      "  for (; i < n; i += get_global_size (0)) t += a[i] * b[i];\n"
+      "  wg[li] = t;\n"
+      "  for (size_t o = get_local_size (0) / 2; o > 0; o /= 2) {\n"
+      "    barrier (CLK_LOCAL_MEM_FENCE);\n"
+      "    if (li < o) wg[li] += wg[li + o];\n"
+      "  }\n"
+      "  if (li == 0) sum[get_group_id (0)] = wg[0];\n"
+      "}\n";
+
+static void
+setup (dev *d)
+{
+  cl_int err;
+  d->ctx = clCreateContext (NULL, 1, &d->id, NULL, NULL, &err);
+  CHECK (err);
+  d->q = clCreateCommandQueue (d->ctx, d->id, 0, &err);
+  CHECK (err);
+  d->prog = clCreateProgramWithSource (d->ctx, 1, &src, NULL, &err);
+  CHECK (err);
+  err = clBuildProgram (d->prog, 1, &d->id, NULL, NULL, NULL);
+  if (err != CL_SUCCESS)
+    {
+      char log[4096] = "";
+      clGetProgramBuildInfo (d->prog, d->id, CL_PROGRAM_BUILD_LOG,
+                             sizeof (log), log, NULL);
+      fprintf (stderr, "build on %s failed (%d):\n%s\n", d->name, err, log);
+      exit (1);
+    }
+  CHECK (clGetDeviceInfo (d->id, CL_DEVICE_MAX_COMPUTE_UNITS,
+                          sizeof (d->units), &d->units, NULL));
+}
+
+static cl_kernel
+kernel (dev *d, const char *name)
+{
+  cl_int err;
+  cl_kernel k = clCreateKernel (d->prog, name, &err);
+  if (err != CL_SUCCESS)
+    {
+      fprintf (stderr, "kernel %s on %s: %d\n", name, d->name, err);
+      exit (1);
+    }
+  return k;
+}
+
+static int
+same_server (const char *x, const char *y)
+{
+  const char *sx = strrchr (x, '/'), *sy = strrchr (y, '/');
+  return sx && sy && sx - x == sy - y && strncmp (x, y, sx - x) == 0;
+}
+
+static int
+find_devices (dev *remote, dev *local, dev *peer)
+{
+  cl_platform_id plats[16];
+  cl_uint np = 0, i, j;
+  const char *want = getenv ("BENCH_LOCAL");
+  memset (remote, 0, sizeof (*remote));
+  memset (local, 0, sizeof (*local));
+  memset (peer, 0, sizeof (*peer));
+  clGetPlatformIDs (16, plats, &np);
+  for (i = 0; i < np; ++i)
+    {
+      cl_device_id devs[32];
+      cl_uint nd = 0;
+      if (clGetDeviceIDs (plats[i], CL_DEVICE_TYPE_ALL, 32, devs, &nd))
+        continue;
+      for (j = 0; j < nd; ++j)
+        {
+          char name[256];
+          clGetDeviceInfo (devs[j], CL_DEVICE_NAME, sizeof (name), name, NULL);
+          dev *d = NULL;
+          if (!strstr (name, "pocl-remote"))
+            d = !local->id && (!want || strstr (name, want)) ? local : NULL;
+          else if (!remote->id)
+            d = remote;
+          else if (!peer->id && !same_server (name, remote->name))
+            d = peer;
+          if (d)
+            {
+              d->id = devs[j];
+              strcpy (d->name, name);
+            }
+        }
+    }
+  if (!remote->id || !local->id)
+    fprintf (stderr, "need a pocl-remote device and a local device\n");
+  return remote->id && local->id;
+}
+
+/* ---- no-op and chain ---- */
+
+static stats
+noop_latency (dev *d, int iters)
+{
+  cl_kernel k = kernel (d, "noop");
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i;
+  for (i = -200; i < iters; ++i)
+    {
+      double t0 = now_us ();
+      CHECK (clEnqueueNDRangeKernel (d->q, k, 1, NULL, &g, NULL, 0, NULL,
+                                     NULL));
+      CHECK (clFinish (d->q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  clReleaseKernel (k);
+  return s;
+}
+
+static stats
+chain (dev *d, int len, int iters)
+{
+  cl_int err;
+  cl_kernel k = kernel (d, "inc");
+  cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
+  CHECK (err);
+  CHECK (clSetKernelArg (k, 0, sizeof (c), &c));
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i, j, zero = 0, got = 0;
+  for (i = -5; i < iters; ++i)
+    {
+      CHECK (clEnqueueWriteBuffer (d->q, c, CL_TRUE, 0, 4, &zero, 0, NULL,
+                                   NULL));
+      double t0 = now_us ();
+      for (j = 0; j < len; ++j)
+        CHECK (clEnqueueNDRangeKernel (d->q, k, 1, NULL, &g, NULL, 0, NULL,
+                                       NULL));
+      CHECK (clFinish (d->q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+      CHECK (clEnqueueReadBuffer (d->q, c, CL_TRUE, 0, 4, &got, 0, NULL,
+                                  NULL));
+      if (got != len)
+        {
+          fprintf (stderr, "chain on %s counted %d, expected %d\n", d->name,
+                   got, len);
+          exit (1);
+        }
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  clReleaseMemObject (c);
+  clReleaseKernel (k);
+  return s;
+}
+
+/* ---- stream kernels ---- */
+
+enum
+{
+  COPY,
+  MUL,
+  ADD,
+  TRIAD,
+  DOT,
+  NKERNELS
+};
+static const char *knames[NKERNELS] = { "copy", "mul", "add", "triad", "dot" };
+/* dot () is an OpenCL built-in function */
+static const char *kfuncs[NKERNELS]
+    = { "copy", "mul", "add", "triad", "stream_dot" };
+/* bytes moved per element, as BabelStream counts them */
+static const int kbytes[NKERNELS] = { 16, 16, 24, 24, 16 };
+
+/* Best-of-`iters` microseconds of each kernel (dot: with the blocking read
+   of its partial sums) on arrays of n doubles; checks the final values
+   against the host's arithmetic.  */
+static void
+stream (dev *d, size_t n, int iters, double best[NKERNELS])
+{
+  cl_int err;
+  size_t bytes = n * sizeof (double);
+  cl_mem a = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  CHECK (err);
+  cl_mem b = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  CHECK (err);
+  cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  CHECK (err);
+  double init[3] = { 0.1, 0.2, 0.0 };
+  CHECK (clEnqueueFillBuffer (d->q, a, &init[0], 8, 0, bytes, 0, NULL, NULL));
+  CHECK (clEnqueueFillBuffer (d->q, b, &init[1], 8, 0, bytes, 0, NULL, NULL));
+  CHECK (clEnqueueFillBuffer (d->q, c, &init[2], 8, 0, bytes, 0, NULL, NULL));
+  CHECK (clFinish (d->q));
+
+  size_t wg = 256, maxwg = 0;
+  CHECK (clGetDeviceInfo (d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                          sizeof (maxwg), &maxwg, NULL));
+  while (wg > maxwg)
+    wg /= 2;
+  size_t groups = 4 * d->units;
+  cl_mem sums = clCreateBuffer (d->ctx, CL_MEM_WRITE_ONLY,
+                                groups * sizeof (double), NULL, &err);
+  CHECK (err);
+  double *partial = malloc (groups * sizeof (double));
+  cl_ulong nn = n;
+
+  cl_kernel k[NKERNELS];
+  int i;
+  for (i = 0; i < NKERNELS; ++i)
+    k[i] = kernel (d, kfuncs[i]);
+  CHECK (clSetKernelArg (k[COPY], 0, sizeof (a), &a));
+  CHECK (clSetKernelArg (k[COPY], 1, sizeof (c), &c));
+  CHECK (clSetKernelArg (k[MUL], 0, sizeof (b), &b));
+  CHECK (clSetKernelArg (k[MUL], 1, sizeof (c), &c));
+  CHECK (clSetKernelArg (k[ADD], 0, sizeof (a), &a));
+  CHECK (clSetKernelArg (k[ADD], 1, sizeof (b), &b));
+  CHECK (clSetKernelArg (k[ADD], 2, sizeof (c), &c));
+  CHECK (clSetKernelArg (k[TRIAD], 0, sizeof (a), &a));
+  CHECK (clSetKernelArg (k[TRIAD], 1, sizeof (b), &b));
+  CHECK (clSetKernelArg (k[TRIAD], 2, sizeof (c), &c));
+  CHECK (clSetKernelArg (k[DOT], 0, sizeof (a), &a));
+  CHECK (clSetKernelArg (k[DOT], 1, sizeof (b), &b));
+  CHECK (clSetKernelArg (k[DOT], 2, sizeof (sums), &sums));
+  CHECK (clSetKernelArg (k[DOT], 3, wg * sizeof (double), NULL));
+  CHECK (clSetKernelArg (k[DOT], 4, sizeof (nn), &nn));
+
+  /* BabelStream's order; the host follows the values.  */
+  double ha = 0.1, hb = 0.2, hc = 0.0, sum = 0.0;
+  for (i = 0; i < NKERNELS; ++i)
+    best[i] = 1e30;
+  int it;
+  for (it = -1; it < iters; ++it)
+    for (i = 0; i < NKERNELS; ++i)
+      {
+        size_t g = i == DOT ? groups * wg : n, l = wg;
+        double t0 = now_us ();
+        CHECK (clEnqueueNDRangeKernel (d->q, k[i], 1, NULL, &g,
+                                       i == DOT ? &l : NULL, 0, NULL, NULL));
+        if (i == DOT)
+          CHECK (clEnqueueReadBuffer (d->q, sums, CL_TRUE, 0,
+                                      groups * sizeof (double), partial, 0,
+                                      NULL, NULL));
+        else
+          CHECK (clFinish (d->q));
+        double t = now_us () - t0;
+        if (it >= 0 && t < best[i])
+          best[i] = t;
+        switch (i)
+          {
+          case COPY:
+            hc = ha;
+            break;
+          case MUL:
+            hb = 0.4 * hc;
+            break;
+          case ADD:
+            hc = ha + hb;
+            break;
+          case TRIAD:
+            ha = hb + 0.4 * hc;
+            break;
+          default:
+            {
+              size_t j;
+              sum = 0.0;
+              for (j = 0; j < groups; ++j)
+                sum += partial[j];
+            }
+          }
+      }
+  /* spot checks at both ends */
+  double got[3][2];
+  cl_mem arr[3] = { a, b, c };
+  double want[3] = { ha, hb, hc };
+  for (i = 0; i < 3; ++i)
+    {
+      CHECK (clEnqueueReadBuffer (d->q, arr[i], CL_TRUE, 0, 8, &got[i][0], 0,
+                                  NULL, NULL));
+      CHECK (clEnqueueReadBuffer (d->q, arr[i], CL_TRUE, bytes - 8, 8,
+                                  &got[i][1], 0, NULL, NULL));
+      /* the device may contract a * b + c into an fma */
+      if (fabs (got[i][0] - want[i]) > 1e-12 * fabs (want[i])
+          || fabs (got[i][1] - want[i]) > 1e-12 * fabs (want[i]))
+        {
+          fprintf (stderr, "stream on %s: array %d holds %g/%g, not %g\n",
+                   d->name, i, got[i][0], got[i][1], want[i]);
+          exit (1);
+        }
+    }
+  double wsum = ha * hb * n;
+  if (sum < wsum * (1 - 1e-6) || sum > wsum * (1 + 1e-6))
+    {
+      fprintf (stderr, "stream on %s: dot %g, not %g\n", d->name, sum, wsum);
+      exit (1);
+    }
+  for (i = 0; i < NKERNELS; ++i)
+    clReleaseKernel (k[i]);
+  free (partial);
+  clReleaseMemObject (sums);
+  clReleaseMemObject (a);
+  clReleaseMemObject (b);
+  clReleaseMemObject (c);
+}
+
+/* ---- migrations ---- */
+
+/* A buffer moves A -> B -> A ... with clEnqueueMigrateMemObjects, each move
+   waited for; before each, an untimed kernel rewrites it where it is, so
+   that something moves (as remote_bench.c).  */
+static stats
+migration (dev *a, dev *b, size_t size, int iters)
+{
+  cl_int err;
+  cl_device_id ids[2] = { a->id, b->id };
+  cl_context ctx = clCreateContext (NULL, 2, ids, NULL, NULL, &err);
+  CHECK (err);
+  cl_command_queue q[2];
+  q[0] = clCreateCommandQueue (ctx, a->id, 0, &err);
+  CHECK (err);
+  q[1] = clCreateCommandQueue (ctx, b->id, 0, &err);
+  CHECK (err);
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+  CHECK (err);
+  static const char *touch_src
+      = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
+  cl_program p = clCreateProgramWithSource (ctx, 1, &touch_src, NULL, &err);
+  CHECK (err);
+  CHECK (clBuildProgram (p, 2, ids, NULL, NULL, NULL));
+  cl_kernel touch = clCreateKernel (p, "touch", &err);
+  CHECK (err);
+  CHECK (clSetKernelArg (touch, 0, sizeof (buf), &buf));
+  size_t one = 1, i;
+  unsigned char *h = malloc (size), *back = malloc (size);
+  for (i = 0; i < size; ++i)
+    h[i] = (unsigned char)(i * 13 + 1);
+  CHECK (clEnqueueWriteBuffer (q[0], buf, CL_TRUE, 0, size, h, 0, NULL, NULL));
+  double *v = malloc (iters * sizeof (double));
+  int k;
+  for (k = -2; k < iters; ++k)
+    {
+      cl_command_queue from = q[(k + 2) % 2], to = q[(k + 3) % 2];
+      CHECK (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
+                                     NULL));
+      CHECK (clFinish (from));
+      double t0 = now_us ();
+      CHECK (clEnqueueMigrateMemObjects (to, 1, &buf, 0, 0, NULL, NULL));
+      CHECK (clFinish (to));
+      if (k >= 0)
+        v[k] = now_us () - t0;
+    }
+  CHECK (clEnqueueReadBuffer (q[0], buf, CL_TRUE, 0, size, back, 0, NULL,
+                              NULL));
+  if (memcmp (h, back, size))
+    {
+      fprintf (stderr, "migration of %zu bytes corrupted the data\n", size);
+      exit (1);
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  free (h);
+  free (back);
+  clReleaseMemObject (buf);
+  clReleaseKernel (touch);
+  clReleaseProgram (p);
+  clReleaseCommandQueue (q[0]);
+  clReleaseCommandQueue (q[1]);
+  clReleaseContext (ctx);
+  return s;
+}
+
+/* Median GB/s of blocking writes and reads of `size` bytes.  */
+static void
+transfer_rate (dev *d, size_t size, int iters, double *wr, double *rd)
+{
+  cl_int err;
+  cl_mem b = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+  CHECK (err);
+  char *h = malloc (size);
+  memset (h, 5, size);
+  double *w = malloc (iters * sizeof (double)),
+         *r = malloc (iters * sizeof (double));
+  int k;
+  for (k = -1; k < iters; ++k)
+    {
+      double t0 = now_us ();
+      CHECK (clEnqueueWriteBuffer (d->q, b, CL_TRUE, 0, size, h, 0, NULL,
+                                   NULL));
+      double t1 = now_us ();
+      CHECK (clEnqueueReadBuffer (d->q, b, CL_TRUE, 0, size, h, 0, NULL,
+                                  NULL));
+      double t2 = now_us ();
+      if (k >= 0)
+        {
+          w[k] = size / (t1 - t0) / 1e3;
+          r[k] = size / (t2 - t1) / 1e3;
+        }
+    }
+  *wr = summarize (w, iters).median;
+  *rd = summarize (r, iters).median;
+  free (w);
+  free (r);
+  free (h);
+  clReleaseMemObject (b);
+}
+
+static int
+want (int argc, char **argv, int first, const char *part)
+{
+  int i;
+  if (first >= argc)
+    return 1;
+  for (i = first; i < argc; ++i)
+    if (strcmp (argv[i], part) == 0)
+      return 1;
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  int log2n = 25, iters = 1000, opt;
+  while ((opt = getopt (argc, argv, "n:i:")) != -1)
+    switch (opt)
+      {
+      case 'n':
+        log2n = atoi (optarg);
+        break;
+      case 'i':
+        iters = atoi (optarg);
+        break;
+      default:
+        fprintf (stderr, "usage: %s [-n LOG2_ELEMENTS] [-i ITERATIONS] "
+                         "[noop|stream|chain|migrate...]\n",
+                 argv[0]);
+        return 2;
+      }
+  dev remote, local, peer;
+  if (!find_devices (&remote, &local, &peer))
+    return 1;
+  setup (&remote);
+  setup (&local);
+  printf ("remote: %s\nnative: %s\n", remote.name, local.name);
+
+  stats rtt = loopback_rtt (iters);
+  stats ln = noop_latency (&local, iters);
+  stats rn = noop_latency (&remote, iters);
+  stats rtt2 = loopback_rtt (iters);
+  double r = (rtt.median + rtt2.median) / 2;
+  double overhead = rn.median - ln.median;
+  printf ("\n%-28s %10s %10s %10s\n", "latency (us)", "min", "median", "p90");
+  printf ("%-28s %10.1f %10.1f %10.1f\n", "loopback round trip (RTT)",
+          rtt.min < rtt2.min ? rtt.min : rtt2.min, r,
+          rtt.p90 > rtt2.p90 ? rtt.p90 : rtt2.p90);
+  printf ("%-28s %10.1f %10.1f %10.1f\n", "no-op, native", ln.min, ln.median,
+          ln.p90);
+  printf ("%-28s %10.1f %10.1f %10.1f\n", "no-op, remote", rn.min, rn.median,
+          rn.p90);
+  printf ("no-op: remote - native = %.1f us = RTT + %.1f us (target "
+          "RTT + 10)\n",
+          overhead, overhead - r);
+
+  if (want (argc, argv, optind, "stream"))
+    {
+      size_t n = (size_t)1 << log2n;
+      double nb[NKERNELS], rb[NKERNELS];
+      int i;
+      stream (&local, n, 20, nb);
+      stream (&remote, n, 20, rb);
+      printf ("\nstream kernels, 3 arrays of 2^%d doubles, best of 20, "
+              "%u / %u partial sums (us; GB/s)\n",
+              log2n, 4 * local.units, 4 * remote.units);
+      printf ("%-8s %10s %8s %10s %8s %10s %8s %14s\n", "kernel", "native",
+              "GB/s", "remote", "GB/s", "extra", "/no-op", "over target");
+      for (i = 0; i < NKERNELS; ++i)
+        {
+          double extra = rb[i] - nb[i];
+          double target = i == DOT ? 2 * r : r + 10;
+          printf ("%-8s %10.1f %8.2f %10.1f %8.2f %10.1f %8.2f %14.1f\n",
+                  knames[i], nb[i], kbytes[i] * (double)n / nb[i] / 1e3,
+                  rb[i], kbytes[i] * (double)n / rb[i] / 1e3, extra,
+                  extra / overhead, extra - target);
+        }
+      printf ("(extra: remote - native; /no-op: in units of the no-op's "
+              "remote - native; over target: extra - (RTT + 10), dot: "
+              "extra - 2 RTT)\n");
+    }
+
+  if (want (argc, argv, optind, "chain"))
+    {
+      stats lc = chain (&local, 100, 20);
+      stats rc = chain (&remote, 100, 20);
+      printf ("\n%-28s %10s %10s %10s\n", "100-kernel chain (us)", "min",
+              "median", "p90");
+      printf ("%-28s %10.1f %10.1f %10.1f\n", "native", lc.min, lc.median,
+              lc.p90);
+      printf ("%-28s %10.1f %10.1f %10.1f\n", "remote", rc.min, rc.median,
+              rc.p90);
+      printf ("chain: remote / (native + RTT) = %.2fx (median), %.2fx "
+              "(min)\n",
+              rc.median / (lc.median + r), rc.min / (lc.min + r));
+    }
+
+  if (peer.id && want (argc, argv, optind, "migrate"))
+    {
+      int n4 = iters / 4 > 40 ? iters / 4 : 40;
+      stats m4 = migration (&remote, &peer, 4, n4);
+      printf ("\nmigration between servers: %s -> %s\n", remote.name,
+              peer.name);
+      printf ("4-byte migration (us, %d moves): min %.1f, median %.1f, p90 "
+              "%.1f; median/min %.1fx, median/remote no-op %.2fx (target "
+              "1.5x)\n",
+              n4, m4.min, m4.median, m4.p90, m4.median / m4.min,
+              m4.median / rn.median);
+      double wr, rd;
+      transfer_rate (&remote, 64u << 20, 5, &wr, &rd);
+      printf ("client 64 MiB write / read: %.2f / %.2f GB/s\n", wr, rd);
+      static const size_t sizes[] = { 16u << 20, 64u << 20, 256u << 20 };
+      size_t i;
+      for (i = 0; i < 3; ++i)
+        {
+          stats s = migration (&remote, &peer, sizes[i], i == 0 ? 10 : 4);
+          double gbs = sizes[i] / s.median / 1e3;
+          printf ("migration %3zu MiB: median %.1f us, %.2f GB/s = %.0f%% of "
+                  "the client's write\n",
+                  sizes[i] >> 20, s.median, gbs, 100 * gbs / wr);
+        }
+    }
+  return 0;
+}
