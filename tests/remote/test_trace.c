@@ -6,7 +6,9 @@
    (clFinish) builds the kernel there, so that the traced chain shows
    commands, not the first launch's compilation.  Every result is checked.
    The event ids follow the order of the commands: doc/tracing.md's
-   pictures select them (tools/trace_plot.py --ids).  */
+   pictures select them (tools/trace_plot.py --ids).  With the argument
+   "hold", the client then keeps its sessions open for up to 60 s, so that
+   the servers are stopped under it (their traces are written on SIGTERM).  */
 
 #define TEST_NAME "trace"
 #include "remote_test_util.c"
@@ -19,7 +21,7 @@ static const char *src
     = "__kernel void inc (__global int *a) { a[get_global_id (0)] += 1; }\n";
 
 int
-main (void)
+main (int argc, char **argv)
 {
   cl_device_id devs[64], remote[2];
   cl_uint n = all_devices (devs, 64), nr = 0;
@@ -101,5 +103,11 @@ main (void)
   clReleaseContext (ctx);
   printf ("trace: client done: %d kernels on %u servers, results right\n",
           expect, nr);
+  if (argc > 1 && strcmp (argv[1], "hold") == 0)
+    {
+      printf ("trace: holding the sessions\n");
+      fflush (stdout);
+      sleep (60);
+    }
   return 0;
 }
