@@ -23,6 +23,7 @@
 #include <libswscale/swscale.h>
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,6 +64,9 @@ typedef struct hevc_state
   AVFrame *sw_frame;
   struct SwsContext *sws;
   uint8_t *chunk;
+  /* U and V planes of a hardware decoder's NV12 frame, for RGBA */
+  uint8_t *planar;
+  size_t planar_cap;
 
   /* frames not yet delivered, back to back in the output format */
   uint8_t *queued;
@@ -111,6 +115,7 @@ free_state (void *p)
   av_frame_free (&s->sw_frame);
   sws_freeContext (s->sws);
   av_free (s->chunk);
+  free (s->planar);
   free (s->queued);
   free (s);
 }
@@ -227,6 +232,21 @@ frame_destination (hevc_state *s, size_t n)
   return q;
 }
 
+/* An NV12 frame (from hardware decoders) into NV12 output: a copy, as
+   ffmpeg, which inserts no scaler for it.  */
+static void
+copy_nv12 (const AVFrame *f, uint8_t *dst)
+{
+  size_t w = (size_t)f->width, h = (size_t)f->height;
+  size_t uv_w = ((w + 1) / 2) * 2, uv_h = (h + 1) / 2, y;
+  uint8_t *uv = dst + w * h;
+  for (y = 0; y < h; ++y)
+    memcpy (dst + y * w, f->data[0] + (ptrdiff_t)y * f->linesize[0], w);
+  for (y = 0; y < uv_h; ++y)
+    memcpy (uv + y * uv_w, f->data[1] + (ptrdiff_t)y * f->linesize[1],
+            uv_w);
+}
+
 /* Converts frame f into dst as the vf_scale filter that the ffmpeg command
    line inserts would: bicubic (its default flags), the frame's colour
    matrix and range.  */
@@ -240,10 +260,50 @@ convert (hevc_state *s, const AVFrame *f, uint8_t *dst)
   int strides[4] = { w * 4, 0, 0, 0 };
   int *inv_table, *table, src_range, dst_range, brightness, contrast,
       saturation;
+  enum AVPixelFormat src_fmt = (enum AVPixelFormat)f->format;
+  const uint8_t *src[4] = { f->data[0], f->data[1], f->data[2], f->data[3] };
+  int src_strides[4]
+      = { f->linesize[0], f->linesize[1], f->linesize[2], f->linesize[3] };
 
-  s->sws = sws_getCachedContext (s->sws, w, h, (enum AVPixelFormat)f->format,
-                                 w, h, out_fmt, SWS_BICUBIC, NULL, NULL,
-                                 NULL);
+  if (src_fmt == AV_PIX_FMT_NV12 && s->format == OUT_NV12)
+    {
+      copy_nv12 (f, dst);
+      return 0;
+    }
+  if (src_fmt == AV_PIX_FMT_NV12)
+    {
+      /* libswscale's RGBA from NV12 rounds otherwise than from the
+         software decoder's YUV420P: deinterleave, for the same pixels */
+      size_t cw = ((size_t)w + 1) / 2, ch = ((size_t)h + 1) / 2, x, y;
+      if (s->planar_cap < cw * ch * 2)
+        {
+          free (s->planar);
+          s->planar_cap = 0;
+          s->planar = malloc (cw * ch * 2);
+          if (s->planar == NULL)
+            {
+              POCL_MSG_ERR ("hevc: no memory to convert a frame\n");
+              return -1;
+            }
+          s->planar_cap = cw * ch * 2;
+        }
+      for (y = 0; y < ch; ++y)
+        {
+          const uint8_t *uv = f->data[1] + (ptrdiff_t)y * f->linesize[1];
+          uint8_t *u = s->planar + y * cw, *v = s->planar + (ch + y) * cw;
+          for (x = 0; x < cw; ++x)
+            {
+              u[x] = uv[2 * x];
+              v[x] = uv[2 * x + 1];
+            }
+        }
+      src[1] = s->planar;
+      src[2] = s->planar + ch * cw;
+      src_strides[1] = src_strides[2] = (int)cw;
+      src_fmt = AV_PIX_FMT_YUV420P;
+    }
+  s->sws = sws_getCachedContext (s->sws, w, h, src_fmt, w, h, out_fmt,
+                                 SWS_BICUBIC, NULL, NULL, NULL);
   if (s->sws == NULL)
     {
       POCL_MSG_ERR ("hevc: no conversion from %s at %dx%d\n",
@@ -268,8 +328,7 @@ convert (hevc_state *s, const AVFrame *f, uint8_t *dst)
       strides[0] = w;
       strides[1] = ((w + 1) / 2) * 2;
     }
-  if (sws_scale (s->sws, (const uint8_t *const *)f->data, f->linesize, 0, h,
-                 planes, strides)
+  if (sws_scale (s->sws, src, src_strides, 0, h, planes, strides)
       != h)
     {
       POCL_MSG_ERR ("hevc: converting a %dx%d frame failed\n", w, h);
