@@ -121,7 +121,9 @@ const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
     return "command socket with a session id (a resume goes to the data port)";
   if (role != POCL_REMOTE_ROLE_COMMAND && !has_id)
     return "unknown session";
-  if (role == POCL_REMOTE_ROLE_PEER ? h.peer_index >= POCL_REMOTE_MAX_PEERS
+  if (role == POCL_REMOTE_ROLE_PEER
+          ? POCL_REMOTE_PEER_INDEX_OF(h.peer_index) >= POCL_REMOTE_MAX_PEERS ||
+                POCL_REMOTE_PEER_LANE_OF(h.peer_index) > POCL_REMOTE_MAX_LANES
       : lane ? h.peer_index < 1 || h.peer_index > POCL_REMOTE_MAX_LANES
              : h.peer_index != 0)
     return lane ? "bad lane number" : "bad peer index";

@@ -18,14 +18,20 @@ constexpr uint64_t kStripe = POCL_REMOTE_STRIPE;
 
 // move(k) moves stream k's stripes.  A stream that cannot have a thread
 // goes after stream 0, in the caller's: the peer's streams are independent,
-// so that only delays it.
+// so that only delays it.  A failed stream shuts the others down (with
+// keep_main, a failed lane only the lanes).  Bit k of the result: stream k
+// failed.
 template <class F>
-bool fork_streams(const Conn *streams, unsigned count, F move)
+uint32_t fork_streams(const Conn *streams, unsigned count, F move,
+                      bool keep_main = false)
 {
-  std::atomic<bool> ok{true};
+  std::atomic<uint32_t> failed{0};
   auto run = [&](unsigned k) {
-    if (!move(k) && ok.exchange(false))
-      for (unsigned j = 0; j < count; ++j)
+    if (move(k))
+      return;
+    uint32_t before = failed.fetch_or(1u << k);
+    if (before == 0)
+      for (unsigned j = keep_main && k != 0 ? 1 : 0; j < count; ++j)
         shutdown(streams[j].fd, SHUT_RDWR);
   };
   std::vector<std::thread> threads;
@@ -41,7 +47,41 @@ bool fork_streams(const Conn *streams, unsigned count, F move)
     run(j);
   for (std::thread &t : threads)
     t.join();
-  return ok;
+  return failed.load();
+}
+
+Striped outcome(uint32_t failed)
+{
+  return failed == 0 ? Striped::Ok
+         : failed & 1 ? Striped::MainFailed
+                      : Striped::LaneFailed;
+}
+
+// Stream k's stripes of [0, n) at base (dropped when base is null).
+bool recv_stream(const Conn &c, unsigned k, unsigned count, uint8_t *base,
+                 uint64_t n,
+                 const std::function<void(unsigned, uint64_t)> *done)
+{
+  uint64_t stripes = 0;
+  for (uint64_t off = k * kStripe; off < n; off += count * kStripe) {
+    uint64_t len = std::min(kStripe, n - off);
+    if (!(base ? recv_exact(c, base + off, len) : recv_discard(c, len)))
+      return false;
+    if (done != nullptr && *done)
+      (*done)(k, ++stripes);
+  }
+  return true;
+}
+
+bool send_stream(const Conn &c, unsigned k, unsigned count,
+                 const uint8_t *base, uint64_t n)
+{
+  for (uint64_t off = k * kStripe; off < n; off += count * kStripe) {
+    iovec iov{const_cast<uint8_t *>(base) + off, std::min(kStripe, n - off)};
+    if (!send_iov(c, &iov, 1))
+      return false;
+  }
+  return true;
 }
 
 } // namespace
@@ -50,13 +90,8 @@ bool stripe_send(const Conn *streams, unsigned count, const uint8_t *base,
                  uint64_t n)
 {
   return fork_streams(streams, count, [&](unsigned k) {
-    for (uint64_t off = k * kStripe; off < n; off += count * kStripe) {
-      iovec iov{const_cast<uint8_t *>(base) + off, std::min(kStripe, n - off)};
-      if (!send_iov(streams[k], &iov, 1))
-        return false;
-    }
-    return true;
-  });
+           return send_stream(streams[k], k, count, base, n);
+         }) == 0;
 }
 
 bool send_striped(const Conn *streams, unsigned count, uint32_t type,
@@ -74,17 +109,34 @@ bool stripe_recv(const Conn *streams, unsigned count, uint8_t *base, uint64_t n,
                  const std::function<void(unsigned, uint64_t)> &done)
 {
   return fork_streams(streams, count, [&](unsigned k) {
-    uint64_t stripes = 0;
-    for (uint64_t off = k * kStripe; off < n; off += count * kStripe) {
-      uint64_t len = std::min(kStripe, n - off);
-      if (!(base ? recv_exact(streams[k], base + off, len)
-                 : recv_discard(streams[k], len)))
-        return false;
-      if (done)
-        done(k, ++stripes);
-    }
-    return true;
-  });
+           return recv_stream(streams[k], k, count, base, n, &done);
+         }) == 0;
+}
+
+Striped send_striped_keep(const Conn *streams, unsigned count, uint32_t type,
+                          uint64_t id, const void *body, size_t body_len,
+                          const uint8_t *payload, uint64_t n)
+{
+  pocl_remote_hdr h{type | POCL_RMSG_LANES(count - 1),
+                    static_cast<uint32_t>(body_len), n, id};
+  iovec iov[2] = {{&h, sizeof h}, {const_cast<void *>(body), body_len}};
+  if (!send_iov(streams[0], iov, body_len ? 2 : 1))
+    return Striped::MainFailed;
+  return outcome(fork_streams(
+      streams, count,
+      [&](unsigned k) { return send_stream(streams[k], k, count, payload, n); },
+      true));
+}
+
+Striped stripe_recv_keep(const Conn *streams, unsigned count, uint8_t *base,
+                         uint64_t n)
+{
+  return outcome(fork_streams(
+      streams, count,
+      [&](unsigned k) {
+        return recv_stream(streams[k], k, count, base, n, nullptr);
+      },
+      true));
 }
 
 uint64_t stripe_prefix(const uint64_t *stripes, unsigned count, uint64_t n)

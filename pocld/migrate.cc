@@ -238,6 +238,12 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
       pd.total = std::min(pd.total, pd.size_value);
     }
   }
+  auto read_already = [](cl_event e) {
+    cl_int st = CL_QUEUED;
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                   nullptr);
+    return st <= CL_COMPLETE;
+  };
   bool sent = false; // a content size of 0 still sends one (empty) chunk
   for (size_t k = 0; k < chunks.size(); ++k) {
     // Waited for even when not sent: each reads into the staging.
@@ -245,6 +251,14 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     if (status == CL_COMPLETE && (pd.offset < pd.total || !sent))
       status = st;
     clReleaseEvent(chunks[k]);
+    // Chunks the device has read meanwhile go along: one large PEER_DATA
+    // stripes better over the peer lanes than several (each a fork and
+    // join of the lanes' threads at both ends).
+    while (status == CL_COMPLETE && k + 1 < chunks.size() &&
+           ends[k] < pd.total && read_already(chunks[k + 1])) {
+      status = wait(chunks[++k]);
+      clReleaseEvent(chunks[k]);
+    }
     uint64_t end = std::min(ends[k], pd.total);
     if (status != CL_COMPLETE || (end <= pd.offset && sent))
       continue;

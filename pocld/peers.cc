@@ -3,6 +3,7 @@
 // (PEER_NOTIFY) and migrated buffers (PEER_DATA) travel on them, without
 // the client.
 #include "control.hh"
+#include "lanes.hh"
 #include "log.hh"
 #include "session.hh"
 
@@ -68,23 +69,18 @@ int dial(const std::string &host, uint16_t port, int timeout_ms)
 
 } // namespace
 
-// CONNECT_PEER: join the client's session on another server, as its peer
-// number c.self_index; that server knows us by it, we know it by
-// c.peer_index.
-bool Session::connect_peer(const Decoded &d)
+// A peer connection (the link itself, or one of its lanes) to host:port,
+// authenticated as every connection is: STARTTLS first with TLS, then
+// HELLO (role PEER, the peer's session, hello_index), the challenge and
+// AUTH, and the peer's HELLO_REPLY.
+bool Session::peer_dial(const std::string &host, uint16_t port,
+                        const uint8_t *session_id, uint32_t hello_index,
+                        Conn &out, std::string &why)
 {
-  auto c = load<pocl_remote_connect_peer>(d.body);
-  std::string host(reinterpret_cast<const char *>(d.data), d.data_len);
-  if (peer_connected(c.peer_index)) {
-    reply(d.hdr.id, CL_SUCCESS);
-    return true;
-  }
-  int fd = dial(host, uint16_t(c.port), kPeerConnectTimeoutMs);
+  int fd = dial(host, port, kPeerConnectTimeoutMs);
   if (fd < 0) {
-    LOG_WARN(sid_, "cannot reach peer %u at %s:%u", c.peer_index, host.c_str(),
-             c.port);
-    reply(d.hdr.id, CL_DEVICE_NOT_AVAILABLE);
-    return true;
+    why = "cannot connect";
+    return false;
   }
   HelloMsg h{};
   h.hdr.type = POCL_RMSG_HELLO;
@@ -92,8 +88,8 @@ bool Session::connect_peer(const Decoded &d)
   h.hello.magic = POCL_REMOTE_MAGIC;
   h.hello.version = POCL_REMOTE_PROTOCOL_VERSION;
   h.hello.role = POCL_REMOTE_ROLE_PEER;
-  h.hello.peer_index = c.self_index;
-  memcpy(h.hello.session_id, c.session_id, sizeof c.session_id);
+  h.hello.peer_index = hello_index;
+  memcpy(h.hello.session_id, session_id, sizeof h.hello.session_id);
   h.hello.client_time_ns = realtime_ns();
   struct {
     pocl_remote_hdr hdr;
@@ -105,11 +101,10 @@ bool Session::connect_peer(const Decoded &d)
   // With TLS, STARTTLS in the clear names the peer's session by its route,
   // and the handshake goes inside TLS.
   Conn conn(fd);
-  std::string why;
   if (tls_on()) {
     pocl_remote_hdr sh;
     pocl_remote_starttls st;
-    if (!make_starttls(POCL_REMOTE_ROLE_PEER, c.session_id, sh, st) ||
+    if (!make_starttls(POCL_REMOTE_ROLE_PEER, session_id, sh, st) ||
         !send_msg(fd, sh.type, 0, &st, sizeof st, nullptr, 0))
       why = "cannot send STARTTLS";
     else
@@ -129,24 +124,58 @@ bool Session::connect_peer(const Decoded &d)
       rep.hdr.type == POCL_RMSG_HELLO_REPLY &&
       rep.hdr.body_size == sizeof rep.r && rep.hdr.payload_size == 0 &&
       rep.r.magic == POCL_REMOTE_MAGIC && rep.r.status == CL_SUCCESS;
-  if (!ok || !start_peer(conn, c.peer_index)) {
-    LOG_WARN(sid_, "peer %u at %s:%u refused the connection%s%s",
-             c.peer_index, host.c_str(), c.port, bad ? ": " : "",
-             bad ? bad : "");
+  if (!ok) {
+    if (bad != nullptr)
+      why = bad;
     tls_free(conn.tls);
     close(fd);
+    return false;
+  }
+  out = conn;
+  return true;
+}
+
+// CONNECT_PEER: join the client's session on another server, as its peer
+// number c.self_index; that server knows us by it, we know it by
+// c.peer_index.  Then the link's lanes, from a thread of their own.
+bool Session::connect_peer(const Decoded &d)
+{
+  auto c = load<pocl_remote_connect_peer>(d.body);
+  std::string host(reinterpret_cast<const char *>(d.data), d.data_len);
+  if (peer_connected(c.peer_index)) {
+    reply(d.hdr.id, CL_SUCCESS);
+    return true;
+  }
+  Conn conn;
+  std::string why;
+  if (!peer_dial(host, uint16_t(c.port), c.session_id, c.self_index, conn,
+                 why) ||
+      !start_peer(conn, c.peer_index)) {
+    if (conn.fd >= 0) {
+      tls_free(conn.tls);
+      close(conn.fd);
+      why = "link taken";
+    }
+    LOG_WARN(sid_, "peer %u at %s:%u refused the connection: %s",
+             c.peer_index, host.c_str(), c.port, why.c_str());
     reply(d.hdr.id, CL_DEVICE_NOT_AVAILABLE);
     return true;
   }
   LOG_INFO(sid_, "peer %u connected at %s:%u", c.peer_index, host.c_str(),
            c.port);
   reply(d.hdr.id, CL_SUCCESS);
+  start_peer_lanes(host, uint16_t(c.port), c.session_id, c.self_index,
+                   c.peer_index);
   return true;
 }
 
 // A peer connected to us (the listener checked its HELLO).
-bool Session::attach_peer(Conn c, uint32_t index)
+bool Session::attach_peer(Conn c, uint32_t hello_index)
 {
+  const uint32_t index = POCL_REMOTE_PEER_INDEX_OF(hello_index);
+  const uint32_t lane = POCL_REMOTE_PEER_LANE_OF(hello_index);
+  if (lane != 0)
+    return attach_peer_lane(c, index, lane);
   if (index >= POCL_REMOTE_MAX_PEERS || peer_connected(index))
     return false;
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
@@ -207,8 +236,12 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
              index, type, (unsigned long long)id);
     return false;
   }
-  if (send_msg(Conn(l.fd, l.tls), type, id, body, body_len, payload,
-               payload_len))
+  if (payload_len >= POCL_REMOTE_STRIPE_MIN
+          ? peer_send_striped(l, index, type, id, body, body_len,
+                              static_cast<const uint8_t *>(payload),
+                              payload_len)
+          : send_msg(Conn(l.fd, l.tls), type, id, body, body_len, payload,
+                     payload_len))
     return true;
   LOG_WARN(sid_, "send to peer %u failed (%s)", index, strerror(errno));
   l.broken = true;
@@ -292,7 +325,11 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     return out;
   };
   const uint64_t len = h.payload_size;
-  if (s->peer != index || pd.total > s->size || pd.offset != s->received ||
+  // A lost chunk's slot skips ahead; so does one whose chunk lost on a lane
+  // was not sent again (then it is lost).
+  const bool skips = s->lost || s->resend;
+  if (s->peer != index || pd.total > s->size ||
+      (skips ? pd.offset < s->received : pd.offset != s->received) ||
       pd.offset > pd.total || len > pd.total - pd.offset ||
       (pd.status < 0 && len != 0) ||
       (s->image && (pd.offset != 0 || len != pd.total))) {
@@ -307,14 +344,51 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return false;
   }
+  if (s->resend && pd.offset != s->received) {
+    LOG_ERR(sid_, "peer %u: migration %llu lost %llu bytes at %llu on a lane",
+            index, (unsigned long long)h.id,
+            (unsigned long long)(pd.offset - s->received),
+            (unsigned long long)s->received);
+    finish_peer_slot(*s, CL_DEVICE_NOT_AVAILABLE);
+    s->lost = true;
+  }
+  s->resend = false;
+  if (s->lost)
+    s->received = pd.offset;
   const uint64_t trace_t0 = POCLD_TRACE_T0();
-  bool ok = s->staging ? recv_exact(c, s->staging->data() + pd.offset, len)
-                       : recv_discard(c, len);
+  uint8_t *base = s->staging ? s->staging->data() + pd.offset : nullptr;
+  const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
+  Striped got = Striped::Ok;
+  if (lanes == 0)
+    got = (base ? recv_exact(c, base, len) : recv_discard(c, len))
+              ? Striped::Ok
+              : Striped::MainFailed;
+  else {
+    Conn streams[POCL_REMOTE_MAX_LANES + 1];
+    streams[0] = c;
+    if (!peer_recv_lanes(peers_[index], lanes, streams)) {
+      LOG_ERR(sid_, "peer %u: PEER_DATA striped over %u lanes it has not",
+              index, lanes);
+      got = Striped::MainFailed;
+    } else
+      got = stripe_recv_keep(streams, lanes + 1, base, len);
+  }
   POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
-  if (!ok) {
+  if (got == Striped::MainFailed) {
     PeerSlot out = take();
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return false;
+  }
+  if (got == Striped::LaneFailed) {
+    // The link is in step (its stripes were read): the sender saw the lane
+    // fail too and sends the chunk again, on the link alone.
+    LOG_WARN(sid_, "peer %u: a lane failed under migration %llu's %llu bytes "
+             "at %llu: the link goes on without lanes",
+             index, (unsigned long long)h.id, (unsigned long long)len,
+             (unsigned long long)pd.offset);
+    drop_peer_lanes(peers_[index]);
+    s->resend = !s->lost;
+    return true;
   }
   if (pd.status < 0) {
     PeerSlot out = take();

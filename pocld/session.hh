@@ -249,14 +249,26 @@ struct PeerSlot {
   // write, for buffers written as the chunks come.
   uint64_t received;
   cl_event last_write;
+  // A striped chunk lost on a peer lane that its sender did not send
+  // again: the migration failed, the rest of its bytes are dropped.
+  bool lost = false;
+  // A striped chunk failed on a lane: the next chunk must be its copy.
+  bool resend = false;
 };
 
 // A connection to a peer server's session of the same client.
 struct PeerLink {
-  std::mutex mu; // makes each message atomic on the socket
+  std::mutex mu; // makes each message atomic on the socket and its lanes
   int fd = -1;   // set once, before the reader starts
   pocl_remote_tls *tls = nullptr; // with TLS; set with fd
   bool broken = false;
+  // Peer lanes by number - 1 (peer_lanes.cc), guarded by lanes_mu, which
+  // no I/O holds.  Used by the link's senders under mu and by its reader;
+  // once one fails, the link goes on without lanes (dead).
+  std::mutex lanes_mu;
+  std::condition_variable lanes_cv;
+  std::array<Conn, POCL_REMOTE_MAX_LANES> lanes;
+  bool lanes_dead = false;
 };
 
 // A message sent to the client and kept until the client acknowledges it,
@@ -314,8 +326,9 @@ public:
   // or the session is closing.
   bool attach_lane(Conn c, uint32_t number);
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
-  // reader; false if the index is taken or the session is closing.
-  bool attach_peer(Conn c, uint32_t index);
+  // reader, or one of its lanes (POCL_REMOTE_PEER_HELLO_INDEX); false if
+  // the index or lane is taken or the session is closing.
+  bool attach_peer(Conn c, uint32_t hello_index);
   // Wakes both readers and the peer readers (server stop, teardown).
   void shutdown_sockets();
 
@@ -478,6 +491,21 @@ private:
   // below kStagingLarge, so that small transfers never make the queue).
   // Command reader.
   const Pinning *pinning(const Queue &q, uint64_t size);
+  // peer_lanes.cc: the lanes of peer links.
+  bool peer_dial(const std::string &host, uint16_t port,
+                 const uint8_t *session_id, uint32_t hello_index, Conn &out,
+                 std::string &why);
+  struct LaneDial;
+  void start_peer_lanes(const std::string &host, uint16_t port,
+                        const uint8_t *session_id, uint32_t self_index,
+                        uint32_t peer_index);
+  void open_peer_lanes(LaneDial *d);
+  bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
+  bool peer_recv_lanes(PeerLink &l, unsigned lanes, Conn *streams);
+  void drop_peer_lanes(PeerLink &l);
+  bool peer_send_striped(PeerLink &l, uint32_t index, uint32_t type,
+                         uint64_t id, const void *body, size_t body_len,
+                         const uint8_t *payload, uint64_t payload_len);
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
                  size_t body_len, const void *payload, uint64_t payload_len);
   struct PushState;

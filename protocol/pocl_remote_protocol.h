@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 11u
+#define POCL_REMOTE_PROTOCOL_VERSION 12u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -69,6 +69,18 @@ extern "C" {
    payloads of at least POCL_REMOTE_STRIPE_MIN bytes; a message sent again
    after a resume carries its payload on the data socket.  */
 #define POCL_REMOTE_MAX_LANES 7u
+/* Peer lanes (version 12): the same between two servers.  The server that
+   opened a peer link opens up to MAX_LANES more connections to the peer
+   port, each a peer HELLO whose peer_index is
+   POCL_REMOTE_PEER_HELLO_INDEX (index, lane) (lane 0: the peer link
+   itself); a PEER_DATA's payload is striped over the link (stream 0) and
+   the lanes as a DATA's is over the data socket and the client's lanes.  */
+#define POCL_REMOTE_PEER_LANE_SHIFT 16
+#define POCL_REMOTE_PEER_HELLO_INDEX(index, lane)                             \
+  ((uint32_t)(index) | (uint32_t)(lane) << POCL_REMOTE_PEER_LANE_SHIFT)
+#define POCL_REMOTE_PEER_INDEX_OF(v)                                          \
+  ((v) & ((1u << POCL_REMOTE_PEER_LANE_SHIFT) - 1))
+#define POCL_REMOTE_PEER_LANE_OF(v) ((v) >> POCL_REMOTE_PEER_LANE_SHIFT)
 #define POCL_REMOTE_STRIPE (1u << 20)
 #define POCL_REMOTE_STRIPE_MIN (2u << 20)
 #define POCL_RMSG_LANES_SHIFT 28
@@ -253,7 +265,9 @@ typedef struct pocl_remote_hello
   uint32_t magic;
   uint32_t version;
   uint32_t role;
-  uint32_t peer_index; /* ROLE_PEER; the lane's number for ROLE_LANE */
+  uint32_t peer_index; /* ROLE_PEER (with its lane's number, see
+                          POCL_REMOTE_PEER_HELLO_INDEX); the lane's number
+                          for ROLE_LANE */
   uint8_t session_id[16];
   uint64_t client_time_ns; /* CLOCK_REALTIME, for clock-offset estimation */
   uint8_t nonce[POCL_REMOTE_NONCE_SIZE];
@@ -667,7 +681,11 @@ typedef struct pocl_remote_migrate
    several PEER_DATA in offset order, so that the pushing server's reads,
    the network and the receiving server's writes overlap; the migration is
    complete once `total` bytes have arrived.  status < 0: the push failed
-   (no bytes; it ends the migration, even after some chunks).  */
+   (no bytes; it ends the migration, even after some chunks).  A payload of
+   at least POCL_REMOTE_STRIPE_MIN goes striped over the peer lanes (type |
+   POCL_RMSG_LANES (n)); if a lane fails under it, the sender sends the same
+   PEER_DATA again on the link alone, and the receiver, whose lanes failed
+   too, keeps none of the striped copy's bytes.  */
 #define POCL_REMOTE_PEER_DATA_HAS_SIZE 1u
 typedef struct pocl_remote_peer_data
 {

@@ -176,7 +176,8 @@ if(ENABLE_HOST_CPU_DEVICES)
   #    migrations server to server, dependencies across servers, content size.
   #    cut: the same with random cuts of the client's connections to one server.
   #    nvidia: two servers on the paths they take over NVIDIA's OpenCL.
-  foreach(mode two three mixed cut nvidia)
+  #    lanes: two with peer lanes forced on, and migrations up to 64 MiB.
+  foreach(mode two three mixed cut nvidia lanes)
     add_test(NAME remote/multi_server_${mode}
       COMMAND "${REMOTE_TESTS_DIR}/test_multi_server.sh"
               "${FIXTURE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"

@@ -5,7 +5,8 @@
 #    one with a wrong key or none is refused, with a message from the driver and a pocld
 #    log line, and pocld serves the next client.
 # 2. A client with a key refuses a pocld that does not know it (an impostor).
-# 3. Two pocld with the same key as peers (test_multi_server.sh two): the peer links
+# 3. Two pocld with the same key as peers (test_multi_server.sh lanes): the peer links
+#    and their lanes
 #    authenticate, and no link is refused.
 # 4. pocld refuses to serve a non-loopback address without a key (nothing is bound).
 # PASS/FAIL line on stdout; exit 0 only on PASS.
@@ -76,8 +77,8 @@ echo "$name: a client with a key refuses a server without it"
 
 # 3. Peers with the same key.
 POCLD_EXTRA_ARGS="--psk-file $key" POCL_REMOTE_PSK_FILE=$key \
-  "$multi_sh" "$fixture" "$pocld" "$build" "$multi_client" "$work/multi" two \
-  >"$work/multi.out" 2>&1 || fail "multi_server two with keys: $(tail -n 5 "$work/multi.out")"
+  "$multi_sh" "$fixture" "$pocld" "$build" "$multi_client" "$work/multi" lanes \
+  >"$work/multi.out" 2>&1 || fail "multi_server lanes with keys: $(tail -n 5 "$work/multi.out")"
 grep -rqs "peer [0-9]* connected" "$work/multi" || fail "no authenticated peer link in the pocld logs"
 bad='refused the connection|wrong pre-shared key|has no pre-shared key|does not prove'
 if grep -Eqs "$bad" "$work/multi"/*.log; then

@@ -385,6 +385,71 @@ read_from_holder (void)
   CHECK (clReleaseMemObject (buf));
 }
 
+/* MULTI_SERVER_LARGE (test_multi_server.sh lanes): buffers of 1, 3, 16
+   and 64 MiB migrated to another server and back, bit for bit, each way
+   pushing exactly the buffer's bytes; from 2 MiB on they go striped over
+   the peer lanes.  Then content sizes ending mid-stripe in striped
+   pushes.  */
+static void
+large_migrations (void)
+{
+  static const size_t mib[] = { 1, 3, 16, 64 };
+  cl_uint src = 0, dst;
+  for (dst = 1; dst < ndev; ++dst)
+    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
+      break;
+  if (!is_remote[src] || dst == ndev)
+    fail ("large migrations need remote devices on two servers");
+  size_t k, i;
+  for (k = 0; k < sizeof (mib) / sizeof (mib[0]); ++k)
+    {
+      size_t bytes = mib[k] << 20, n = bytes / 4;
+      cl_int err;
+      cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+      CHECK (err);
+      uint32_t *h = xmalloc (bytes);
+      for (i = 0; i < n; ++i)
+        h[i] = ((uint32_t)(i * 2654435761u) ^ (uint32_t)k) & 0x3fffffffu;
+      CHECK (clEnqueueWriteBuffer (queues[src], buf, CL_TRUE, 0, bytes, h, 0,
+                                   NULL, NULL));
+      cl_uint to[2] = { dst, src };
+      int leg;
+      for (leg = 0; leg < 2; ++leg)
+        {
+          cl_uint d = to[leg];
+          pocl_remote_traffic t0 = traffic (d);
+          CHECK (clEnqueueMigrateMemObjects (queues[d], 1, &buf, 0, 0, NULL,
+                                             NULL));
+          CHECK (clFinish (queues[d]));
+          pocl_remote_traffic t1 = traffic (d);
+          uint64_t pushed = t1.peer_bytes_received - t0.peer_bytes_received;
+          if (pushed != bytes)
+            fail ("%zu MiB migration to device %u pushed %llu bytes", mib[k],
+                  d, (unsigned long long)pushed);
+          /* a kernel there, so that the way back moves new bytes */
+          add_on (d, buf, 1, n, 0, NULL, NULL, NULL);
+          for (i = 0; i < n; ++i)
+            h[i] += 1;
+        }
+      uint32_t *got = xmalloc (bytes);
+      CHECK (clEnqueueReadBuffer (queues[src], buf, CL_TRUE, 0, bytes, got, 0,
+                                  NULL, NULL));
+      if (memcmp (got, h, bytes) != 0)
+        {
+          for (i = 0; i < n && got[i] == h[i]; ++i)
+            ;
+          fail ("%zu MiB there and back: word %zu is %08x, not %08x", mib[k],
+                i, got[i], h[i]);
+        }
+      note ("%zu MiB: there and back bit for bit", mib[k]);
+      free (got);
+      free (h);
+      CHECK (clReleaseMemObject (buf));
+    }
+  content_size_of (16u << 20, (7u << 20) + 20);
+  content_size_of (64u << 20, (9u << 20) + (1u << 19) + 44);
+}
+
 int
 main (void)
 {
@@ -435,5 +500,7 @@ main (void)
   run_sub ("explicit_migration", explicit_migration, 120);
   run_sub ("content_size", content_size, 120);
   run_sub ("read_from_holder", read_from_holder, 120);
+  if (getenv ("MULTI_SERVER_LARGE"))
+    run_sub ("large_migrations", large_migrations, 240);
   return sub_finish ("passed");
 }

@@ -13,6 +13,11 @@
 #             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
 #             migrations between the servers are under way: the client resumes its
 #             session every time and every check must hold; at least 10 cuts.
+#      lanes: two servers with 3 peer lanes (POCLD_PEER_LANES) and the client
+#             with 2 lanes, forced on whatever the CPU count: also buffers of
+#             1 to 64 MiB migrated there and back bit for bit and content
+#             sizes in striped pushes (MULTI_SERVER_LARGE); the servers' logs
+#             must show the lanes up and PEER_DATA striped over them.
 # Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
 # POCL_DEVICES and POCL_REMOTE<i>_PARAMETERS naming every device, then the example
 # MATMUL (examples/remote/matmul, checked against the CPU) over the same devices, and
@@ -45,6 +50,9 @@ case $mode in
   three) served=("pthread pthread" "pthread" "pthread")
          devices="remote remote remote remote"; params=("0/0" "0/1" "1/0" "2/0") ;;
   mixed) served=("pthread"); devices="remote pthread"; params=("0/0") ;;
+  lanes) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
+         export POCLD_PEER_LANES=3 POCL_REMOTE_LANES=2 POCLD_LOG_LEVEL=debug
+         export MULTI_SERVER_LARGE=1 ;;
   *) echo "$name: FAIL: unknown mode $mode"; exit 2 ;;
 esac
 
@@ -94,6 +102,21 @@ if [[ $mode == cut && $rc == 0 ]]; then
     echo "$name: FAIL: only $cuts cuts"
     exit 1
   fi
+fi
+if [[ $mode == lanes && $rc == 0 ]]; then
+  logs=()
+  for s in "${states[@]}"; do logs+=("${s%.state}.log"); done
+  if ! grep -q "peer [0-9]*: 3 of 3 lanes" "${logs[@]}"; then
+    echo "$name: FAIL: no server opened its 3 peer lanes"
+    rc=1
+  fi
+  for s in "${logs[@]}"; do
+    if ! grep -q "bytes for [0-9]* striped over 3 peer lanes" "$s"; then
+      echo "$name: FAIL: $s shows no PEER_DATA striped over the peer lanes"
+      rc=1
+    fi
+  done
+  ((rc == 0)) || exit 1
 fi
 if [[ $mode == nvidia && $rc == 0 ]]; then
   for s in "${states[@]}"; do

@@ -10,7 +10,8 @@
 #    line); a client with the wrong host name for the certificate (localhost) refuses
 #    it; the next TLS client is served.
 # 2. A TLS client refuses a pocld without TLS, which logs why.
-# 3. Two pocld with TLS as peers (test_multi_server.sh two): the peer links use TLS.
+# 3. Two pocld with TLS as peers (test_multi_server.sh lanes): the peer links and their
+#    lanes use TLS.
 # 4. A TLS client whose connections fault_proxy cuts three times resumes its session over
 #    TLS each time (test_connection_cut: every word and the counter exact).
 # PASS/FAIL line on stdout; exit 0 only on PASS. Asserts outcomes, never timings.
@@ -146,8 +147,8 @@ echo "$name: a TLS client refuses a server without TLS"
 
 # 3. Peers with TLS.
 POCLD_EXTRA_ARGS="$tls_args" POCL_REMOTE_TLS=1 POCL_REMOTE_TLS_CA="$work/test-ca.pem" \
-  "$multi_sh" "$fixture" "$pocld" "$build" "$multi_client" "$work/multi" two \
-  >"$work/multi.out" 2>&1 || fail "multi_server two with TLS: $(tail -n 5 "$work/multi.out")"
+  "$multi_sh" "$fixture" "$pocld" "$build" "$multi_client" "$work/multi" lanes \
+  >"$work/multi.out" 2>&1 || fail "multi_server lanes with TLS: $(tail -n 5 "$work/multi.out")"
 grep -rqs "peer [0-9]* connected" "$work/multi" || fail "no TLS peer link in the pocld logs"
 bad='refused the connection|TLS handshake failed|does not use TLS'
 if grep -Eqs "$bad" "$work/multi"/*.log; then
