@@ -262,8 +262,14 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     wait_for(p);
     return;
   }
-  if (!q.untracked.empty())
-    cover(q);
+  // The callback of an ungated command reports the commands before it
+  // that went without an event (Session::run).
+  if (!q.untracked.empty()) {
+    if (!p->gated && !p->self_completing())
+      adopt(p, q);
+    else
+      cover(q);
+  }
   if (p->self_completing())
     return;
   // sweep_failed looks only at platforms that fail commands silently; on
@@ -326,7 +332,20 @@ void Session::cover(Queue &q)
   p->gated = false;
   enqueued(q);
   adopt(p, q);
-  wait_for(p);
+  if (devs_.platforms[q.platform].wait_completion) {
+    wait_for(p);
+    return;
+  }
+  // Elided on callback platforms only where failures are called back
+  // (Queue::elide): sweep_failed does not look at covers.
+  if (clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p) != CL_SUCCESS) {
+    LOG_WARN(sid_, "clSetEventCallback failed on a marker, waiting");
+    clWaitForEvents(1, &ev);
+    cl_int st = CL_COMPLETE;
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                   nullptr);
+    complete(p, st);
+  }
 }
 
 void Session::cover_trailing()
@@ -399,9 +418,13 @@ void Session::complete(Pending *p, cl_int exec_status)
   // In-order queue: the covered commands ended before this one.  If this
   // one failed, so may have they (a CUDA error poisons the context); not
   // for p->error, which is this command's own (a part of it).
+  const bool batch = !p->covered.empty() && begin_batch();
   for (Pending *e : p->covered)
     complete(e, exec_status < 0 ? exec_status : CL_COMPLETE);
   p->covered.clear();
+  // A cover's own COMPLETION joins the batch only if it is a plain one.
+  if (batch && p->kind != Pending::Kernel && p->kind != Pending::Plain)
+    end_batch();
   if (p->kind == Pending::Cover) {
     clReleaseEvent(p->ev);
     delete p;
@@ -502,6 +525,9 @@ void Session::complete(Pending *p, cl_int exec_status)
         failed_ids_[id] = c.status;
       }
     }
+    // What waits on this command learns of it after the client does.
+    if (!bridges.empty() || !subs.empty())
+      flush_batch();
     for (cl_event b : bridges) {
       clSetUserEventStatus(b, c.status);
       clReleaseEvent(b);
@@ -517,6 +543,8 @@ void Session::complete(Pending *p, cl_int exec_status)
     if (first != nullptr)
       clReleaseEvent(first);
   }
+  if (batch)
+    end_batch();
   retire_one();
 }
 

@@ -152,7 +152,10 @@ bool Session::create_queue(const Msg &m)
   nq.ts_offset = offset;
   nq.dirty = false;
   const Platform &pl = devs_.platforms[d.platform];
-  nq.elide = !(c.properties & ooo) && pl.wait_completion;
+  // Covered commands are reported by their cover's waiter or callback,
+  // which a platform that fails commands silently would never call.
+  nq.elide = !(c.properties & ooo) &&
+             (pl.wait_completion || !pl.silent_failures);
   LOG_DEBUG(sid_, "queue %llu on device %u", (unsigned long long)c.queue_id,
             c.device);
   reply(m.hdr.id, CL_SUCCESS);

@@ -61,10 +61,11 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   if (p->gated && !q.untracked.empty())
     cover(q);
   // NVIDIA's OpenCL charges several microseconds for every event it hands
-  // out (tools/bench/chain_probe.c): a command the next one will cover
-  // goes without, unless the application holds its event (it may be timing
-  // it, or waiting for it to start the next step: matmul's parts lost their
-  // overlap when they were reported together).
+  // out (tools/bench/chain_probe.c), and on a CPU device every callback is
+  // a write and a wake-up of the client: a command the next one will
+  // cover goes without, unless the application holds its event (it may be
+  // timing it, or waiting for it to start the next step: matmul's parts
+  // lost their overlap when they were reported together).
   const bool elide = may_elide && q.elide && !p->gated &&
                      !(c.flags & (POCL_RCMD_PROFILING | POCL_RCMD_WATCHED)) &&
                      next_ndrange_queue_ == c.queue_id;

@@ -226,6 +226,64 @@ void Session::shutdown_sockets()
   }
 }
 
+namespace {
+
+// The COMPLETIONs gathered by the thread that completes a cover.
+struct Batch {
+  Session *owner = nullptr;
+  std::vector<std::pair<uint64_t, pocl_remote_completion>> msgs;
+};
+thread_local Batch t_batch;
+// Two iovecs per message, well under IOV_MAX.
+constexpr size_t kBatchMax = 256;
+
+} // namespace
+
+bool Session::begin_batch()
+{
+  if (t_batch.owner != nullptr)
+    return false;
+  t_batch.owner = this;
+  return true;
+}
+
+void Session::end_batch()
+{
+  flush_batch();
+  t_batch.owner = nullptr;
+}
+
+void Session::flush_batch()
+{
+  std::vector<std::pair<uint64_t, pocl_remote_completion>> &msgs =
+      t_batch.msgs;
+  if (t_batch.owner == this && !msgs.empty()) {
+    Channel &c = cmd_;
+    iovec iov[2 * kBatchMax];
+    int n = 0;
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (const auto &m : msgs) {
+      OutMsg &o = c.log.emplace_back();
+      o.seq = ++c.sent;
+      o.hdr = pocl_remote_hdr{POCL_RMSG_COMPLETION, uint32_t(sizeof m.second),
+                              0, m.first};
+      memcpy(o.body, &m.second, sizeof m.second);
+      o.keep = nullptr;
+      o.payload = nullptr;
+      // The log is a deque: its elements stay where they are.
+      iov[n++] = {&o.hdr, sizeof o.hdr};
+      iov[n++] = {o.body, sizeof m.second};
+    }
+    msgs.clear();
+    int fd = c.fd.load();
+    if (fd >= 0 && !send_iov(Conn(fd, c.tls), iov, n)) {
+      LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
+               strerror(errno));
+      drop_connection();
+    }
+  }
+}
+
 void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
                    size_t body_len, const void *payload, uint64_t payload_len,
                    Staging *keep)
@@ -234,6 +292,20 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
   // on the command socket.
   Channel &c = (s == Sock::Data && has_data_.load()) ? data_ : cmd_;
   POCLD_TRACE_MSG(CompletionSend, type, id, body, payload_len, 0);
+  if (t_batch.owner == this) {
+    const bool plain = type == POCL_RMSG_COMPLETION && &c == &cmd_ &&
+                       payload_len == 0 &&
+                       body_len == sizeof(pocl_remote_completion);
+    // Anything else keeps its place after what was gathered.
+    if (!plain || t_batch.msgs.size() == kBatchMax)
+      flush_batch();
+    if (plain) {
+      pocl_remote_completion m;
+      memcpy(&m, body, sizeof m);
+      t_batch.msgs.emplace_back(id, m);
+      return;
+    }
+  }
   std::lock_guard<std::mutex> lock(c.mu);
   if (type != POCL_RMSG_ACK) {
     OutMsg &o = c.log.emplace_back();

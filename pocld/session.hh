@@ -85,8 +85,8 @@ struct Queue {
   int64_t ts_offset; // device timer + ts_offset = server CLOCK_REALTIME ns
   bool dirty;        // enqueued to since the last clFlush
   // Commands may go without a native event (see Session::run): an in-order
-  // queue of a Platform::wait_completion platform, whose waiter reports
-  // failures without callbacks.
+  // queue of a platform whose waiter reports failures without callbacks
+  // (Platform::wait_completion) or that calls back failed commands.
   bool elide = false;
   // Commands enqueued without an event and not yet covered (oldest first).
   std::vector<struct Pending *> untracked;
@@ -358,6 +358,14 @@ private:
   void send(Sock s, uint32_t type, uint64_t id, const void *body,
             size_t body_len, const void *payload, uint64_t payload_len,
             Staging *keep = nullptr);
+  // While a cover completes the commands it covers (Session::complete),
+  // their plain COMPLETIONs are gathered and written at once: one write
+  // and one wake-up of the client's reader instead of one per command.
+  // begin_batch is false if this thread already gathers; flush_batch
+  // writes what was gathered, end_batch too and stops gathering.
+  bool begin_batch();
+  void flush_batch();
+  void end_batch();
   // Shuts down the client's sockets: their readers end, the session waits
   // for a resume.
   void drop_connection();
