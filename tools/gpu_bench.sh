@@ -101,3 +101,25 @@ POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
   timeout 300 "$bin/matmul" "$n" 1 5
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
   timeout 300 "$bin/matmul" "$n" 2 5
+
+# Where the chain's and the migrations' time goes (doc/tracing.md): two more
+# pocld with --trace, overhead_bench's chain and migrations through them,
+# the merged trace ($logs/trace-merged.json, for Perfetto) summed up by stage.
+echo "== traced chain and migrations (tools/trace_stages.py)"
+OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=0 "$thin/pocld/pocld" \
+  --port $((port + 20)) --trace "$logs/trace-a" > "$logs/pocld-ta.log" 2>&1 &
+ta=$!
+OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=$second_gpu "$thin/pocld/pocld" \
+  --port $((port + 30)) --trace "$logs/trace-b" > "$logs/pocld-tb.log" 2>&1 &
+tb=$!
+sleep 3
+POCL_DEVICES="remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$((port + 20))/0 \
+  POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 30))/0 \
+  POCL_REMOTE_TRACE=$logs/trace-client.json BENCH_LOCAL=NVIDIA \
+  OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
+  timeout 300 "$bin/overhead_bench" -i 400 chain migrate
+kill $ta $tb 2>/dev/null
+wait $ta $tb 2>/dev/null
+python3 "$repo/tools/trace_merge.py" -o "$logs/trace-merged.json" \
+  "$logs/trace-client.json" "$logs"/trace-[ab].*.json \
+  && python3 "$repo/tools/trace_stages.py" "$logs/trace-merged.json"

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Where the time of a chain and of a migration goes, from a merged PoCL-R
+trace (tools/trace_merge.py; doc/tracing.md).
+
+    tools/trace_stages.py MERGED.json [--chain N]
+
+Chains: runs of N (default 100) consecutive NDRANGE enqueues, as
+tools/bench/overhead_bench.c makes; per chain from the first enqueue to the
+last completion at the client, and the median over the chain's commands
+of each stage.
+
+Migrations: each clEnqueueMigrateMemObjects that moved bytes between two
+servers (the client enqueues two migration commands within 100 us; a
+PEER_DATA carries the bytes), grouped by size and direction: min, median
+and p90 of the total and of each hop (client to source, source's receipt
+to PEER_DATA sent, PEER_DATA to its receipt, receipt to COMPLETION sent,
+COMPLETION to the client).
+"""
+import argparse
+import collections
+import json
+
+NDRANGE = 0x11F0
+MIGRATE = 0x1206
+PUSH, MIGRATE_IN = 65, 66
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(int(len(xs) * q), len(xs) - 1)]
+
+
+def load(path):
+    with open(path) as f:
+        d = json.load(f)
+    evs = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    names = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    evs.sort(key=lambda e: e["ts"])
+    by_id = collections.defaultdict(list)
+    for e in evs:
+        by_id[e["args"]["id"]].append(e)
+    return evs, by_id, names
+
+
+def first(evs, name, msg=None):
+    for e in evs:
+        if e["name"] == name and (msg is None or e["args"]["msg"] == msg):
+            return e
+    return None
+
+
+def chains(evs, by_id, n):
+    runs, cur = [], []
+    for e in evs:
+        if e["name"] != "enqueue":
+            continue
+        if e["args"]["msg"] == NDRANGE:
+            cur.append(e["args"]["id"])
+            continue
+        if len(cur) == n:
+            runs.append(cur)
+        cur = []
+    if len(cur) == n:
+        runs.append(cur)
+    if not runs:
+        return
+    stages = [("enqueue", "recv"), ("recv", "native_enqueue"),
+              ("native_enqueue", "native_complete"),
+              ("native_complete", "completion_send"),
+              ("completion_send", "completion"), ("completion", "complete")]
+    totals, gaps = [], collections.defaultdict(list)
+    for run in runs:
+        t = {i: {e["name"]: e for e in by_id[i]} for i in run}
+        totals.append(t[run[-1]]["complete"]["ts"] - t[run[0]]["enqueue"]["ts"])
+        enq = t[run[-1]]["enqueue"]["ts"] - t[run[0]]["enqueue"]["ts"]
+        gaps["all enqueued"].append(enq)
+        for a, b in stages:
+            gaps[a + " -> " + b].append(
+                pct([t[i][b]["ts"] - t[i][a]["ts"] for i in run], 0.5))
+    print("%d chains of %d kernels: %.0f / %.0f / %.0f us (min / median / "
+          "p90), first to last enqueue %.0f us (median)" %
+          (len(runs), n, min(totals), pct(totals, 0.5), pct(totals, 0.9),
+           pct(gaps["all enqueued"], 0.5)))
+    for a, b in stages:
+        print("  %-36s median over a chain: %7.1f us (median of chains)" %
+              (a + " -> " + b, pct(gaps[a + " -> " + b], 0.5)))
+
+
+def migrations(evs, by_id, names):
+    mig = [e for e in evs if e["name"] == "enqueue"
+           and e["args"]["msg"] == MIGRATE]
+    groups = collections.defaultdict(list)
+    i = 0
+    while i + 1 < len(mig):
+        a, b = mig[i], mig[i + 1]
+        if b["ts"] - a["ts"] > 100:
+            i += 1
+            continue
+        i += 2
+        ev = sorted(by_id[a["args"]["id"]] + by_id[b["args"]["id"]],
+                    key=lambda e: e["ts"])
+        push = first(ev, "recv", PUSH)
+        ps, pr = first(ev, "peer_send"), first(ev, "peer_recv")
+        cs, cc = first(ev, "completion_send"), first(ev, "completion")
+        done = [e for e in ev if e["name"] == "complete"]
+        if None in (push, ps, pr, cs, cc) or not done:
+            continue
+        size = sum(e["args"]["bytes"] for e in ev if e["name"] == "peer_send")
+        t0 = a["ts"]
+        key = (size, names.get(push["pid"], push["pid"]))
+        groups[key].append((max(e["ts"] for e in done) - t0,
+                            push["ts"] - t0, ps["ts"] - push["ts"],
+                            pr["ts"] - ps["ts"], cs["ts"] - pr["ts"],
+                            cc["ts"] - cs["ts"]))
+    hops = ["total", "client -> source's receipt", "receipt -> PEER_DATA",
+            "PEER_DATA -> its receipt", "receipt -> COMPLETION sent",
+            "COMPLETION -> client"]
+    for (size, src), v in sorted(groups.items()):
+        print("migrations of %d bytes, PUSH to %s: %d" % (size, src, len(v)))
+        for j, h in enumerate(hops):
+            xs = [x[j] for x in v]
+            print("  %-30s min %9.1f  median %9.1f  p90 %9.1f us" %
+                  (h, min(xs), pct(xs, 0.5), pct(xs, 0.9)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("merged")
+    ap.add_argument("--chain", type=int, default=100)
+    a = ap.parse_args()
+    evs, by_id, names = load(a.merged)
+    chains(evs, by_id, a.chain)
+    migrations(evs, by_id, names)
+
+
+if __name__ == "__main__":
+    main()
