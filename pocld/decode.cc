@@ -388,14 +388,15 @@ bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
   // Only PEER_DATA is ever striped over the link's lanes.
   const uint32_t type = POCL_RMSG_TYPE_OF(h.type);
   const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
-  if ((type != POCL_RMSG_PEER_NOTIFY && type != POCL_RMSG_PEER_DATA) ||
+  if ((type != POCL_RMSG_PEER_NOTIFY && type != POCL_RMSG_PEER_DATA &&
+       type != POCL_RMSG_PEER_ACK) ||
       h.body_size != pocl_remote_body_size(type) ||
       (lanes != 0 &&
        (type != POCL_RMSG_PEER_DATA || lanes > POCL_REMOTE_MAX_LANES)))
     return e.fail("peer connection: message type %u body %u refused", h.type,
                   h.body_size);
-  if (h.type == POCL_RMSG_PEER_NOTIFY && h.payload_size != 0)
-    return e.fail("PEER_NOTIFY with a %llu-byte payload",
+  if (type != POCL_RMSG_PEER_DATA && h.payload_size != 0)
+    return e.fail("PEER_NOTIFY or PEER_ACK with a %llu-byte payload",
                   (unsigned long long)h.payload_size);
   return true;
 }

@@ -21,8 +21,10 @@ namespace {
 
 // Buffers at least this large are pushed in chunks of kChunk bytes, each
 // sent as soon as its read is done, while the later ones are still being
-// read and the receiver writes the earlier ones.
-constexpr uint64_t kStreamMin = 8u << 20;
+// read and the receiver writes the earlier ones.  Only these go striped
+// over the peer lanes: their pusher is a thread that can wait for the
+// PEER_ACK.
+constexpr uint64_t kStreamMin = POCL_REMOTE_STRIPE_MIN;
 
 bool whole(const Mem &m, Whole &w)
 {
@@ -245,6 +247,12 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     return st <= CL_COMPLETE;
   };
   bool sent = false; // a content size of 0 still sends one (empty) chunk
+  bool striped = false;
+  {
+    // Before the first byte goes: the PEER_ACK may come before we wait.
+    std::lock_guard<std::mutex> lock(mu_);
+    ack_waits_.emplace(p->id, PeerAckWait{p->peer});
+  }
   for (size_t k = 0; k < chunks.size(); ++k) {
     // Waited for even when not sent: each reads into the staging.
     cl_int st = wait(chunks[k]);
@@ -263,7 +271,7 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     if (status != CL_COMPLETE || (end <= pd.offset && sent))
       continue;
     if (!peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd,
-                   bytes + pd.offset, end - pd.offset))
+                   bytes + pd.offset, end - pd.offset, &striped))
       status = CL_DEVICE_NOT_AVAILABLE;
     sent = true;
     pd.offset = end;
@@ -271,8 +279,42 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
   if (status != CL_COMPLETE) {
     pd.status = status;
     peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd, nullptr, 0);
+  } else if (striped)
+    status = settle_push(p->peer, p->id, pd, bytes);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ack_waits_.erase(p->id);
   }
   complete(p, status);
+}
+
+// A striped push is done once the receiver says so: until then a lane that
+// failed may have lost bytes that the sender had handed to the network, and
+// the receiver asks for them again (PEER_ACK), sent on the link alone.
+cl_int Session::settle_push(uint32_t peer, uint64_t id,
+                            pocl_remote_peer_data pd, const uint8_t *bytes)
+{
+  pocl_remote_peer_ack a;
+  while (wait_peer_ack(peer, id, a)) {
+    if (a.status == CL_SUCCESS)
+      return CL_COMPLETE;
+    if (a.offset >= pd.total) {
+      LOG_ERR(sid_, "peer %u: PEER_ACK asks %llu again from %llu of %llu",
+              peer, (unsigned long long)id, (unsigned long long)a.offset,
+              (unsigned long long)pd.total);
+      break;
+    }
+    LOG_WARN(sid_, "peer %u: migration %llu sent again from %llu on the link",
+             peer, (unsigned long long)id, (unsigned long long)a.offset);
+    if (peer < POCL_REMOTE_MAX_PEERS)
+      drop_peer_lanes(peers_[peer]);
+    for (pd.offset = a.offset; pd.offset < pd.total; pd.offset += kChunk)
+      if (!peer_send(peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd,
+                     bytes + pd.offset,
+                     std::min(kChunk, pd.total - pd.offset)))
+        return CL_DEVICE_NOT_AVAILABLE;
+  }
+  return CL_DEVICE_NOT_AVAILABLE;
 }
 
 // A small PUSH when nothing of the session is in flight (so none of its

@@ -167,11 +167,13 @@ void Session::drop_peer_lanes(PeerLink &l)
   l.lanes_cv.notify_all();
 }
 
-// Under l.mu.  A lane failing under the message drops the lanes, and the
-// message goes again on the link alone: the receiver kept none of it.
+// Under l.mu.  A lane failing under the message drops the lanes; the link
+// is still in step (stream 0 carried all its stripes), and the receiver,
+// which saw the lanes fail too, asks for the bytes again (PEER_ACK).
 bool Session::peer_send_striped(PeerLink &l, uint32_t index, uint32_t type,
                                 uint64_t id, const void *body, size_t body_len,
-                                const uint8_t *payload, uint64_t payload_len)
+                                const uint8_t *payload, uint64_t payload_len,
+                                bool *striped)
 {
   const Conn link(l.fd, l.tls);
   Conn streams[POCL_REMOTE_MAX_LANES + 1];
@@ -184,21 +186,93 @@ bool Session::peer_send_striped(PeerLink &l, uint32_t index, uint32_t type,
       ++lanes;
     }
   }
-  if (lanes > 0) {
-    LOG_DEBUG(sid_, "peer %u: %llu bytes for %llu striped over %u peer lanes",
-              index, (unsigned long long)payload_len, (unsigned long long)id,
-              lanes);
-    Striped r = send_striped_keep(streams, lanes + 1, type, id, body, body_len,
-                                  payload, payload_len);
-    if (r != Striped::LaneFailed)
-      return r == Striped::Ok;
+  if (lanes == 0)
+    return send_msg(link, type, id, body, body_len, payload, payload_len);
+  LOG_DEBUG(sid_, "peer %u: %llu bytes for %llu striped over %u peer lanes",
+            index, (unsigned long long)payload_len, (unsigned long long)id,
+            lanes);
+  *striped = true;
+  Striped r = send_striped_keep(streams, lanes + 1, type, id, body, body_len,
+                                payload, payload_len);
+  if (r == Striped::LaneFailed) {
     LOG_WARN(sid_,
-             "peer %u: a lane failed under %llu bytes for %llu: sent again "
-             "on the link, which goes on without lanes",
+             "peer %u: a lane failed under %llu bytes for %llu: the link goes "
+             "on without lanes",
              index, (unsigned long long)payload_len, (unsigned long long)id);
     drop_peer_lanes(l);
   }
-  return send_msg(link, type, id, body, body_len, payload, payload_len);
+  return r != Striped::MainFailed;
+}
+
+void Session::queue_peer_ack(uint32_t peer, uint64_t id, int32_t status,
+                             uint64_t offset)
+{
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closing_)
+    return;
+  acks_out_.push_back(AckOut{peer, id, pocl_remote_peer_ack{status, 0, offset}});
+  data_cv_.notify_all();
+  if (ack_sender_)
+    return;
+  ++peers_running_;
+  ack_sender_ = true;
+  try {
+    std::thread(&Session::send_peer_acks, this).detach();
+  } catch (const std::system_error &) {
+    // Unacknowledged, the pusher waits until the link ends.
+    --peers_running_;
+    ack_sender_ = false;
+    acks_out_.clear();
+    LOG_ERR(sid_, "cannot start a thread for PEER_ACK");
+  }
+}
+
+// Counted among the peer readers; ends when nothing is left to send.
+void Session::send_peer_acks()
+{
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!acks_out_.empty() && !closing_) {
+    AckOut a = acks_out_.front();
+    acks_out_.pop_front();
+    lock.unlock();
+    peer_send(a.peer, POCL_RMSG_PEER_ACK, a.id, &a.ack, sizeof a.ack, nullptr,
+              0);
+    lock.lock();
+  }
+  ack_sender_ = false;
+  --peers_running_;
+  data_cv_.notify_all();
+}
+
+// A PEER_ACK from peer `peer` (run_peer): for a pusher that waits for it;
+// one that does not (it failed meanwhile) needs none.
+void Session::peer_ack_in(uint32_t peer, uint64_t id,
+                          const pocl_remote_peer_ack &a)
+{
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = ack_waits_.find(id);
+  if (it == ack_waits_.end() || it->second.peer != peer) {
+    LOG_DEBUG(sid_, "peer %u: PEER_ACK for %llu, which waits for none", peer,
+              (unsigned long long)id);
+    return;
+  }
+  it->second.ack = a;
+  it->second.got = true;
+  data_cv_.notify_all();
+}
+
+// The pusher registered in ack_waits_ before its first PEER_DATA.  False if
+// the link ended (or the session) before the next PEER_ACK came.
+bool Session::wait_peer_ack(uint32_t peer, uint64_t id, pocl_remote_peer_ack &a)
+{
+  std::unique_lock<std::mutex> lock(mu_);
+  PeerAckWait &w = ack_waits_.emplace(id, PeerAckWait{peer}).first->second;
+  data_cv_.wait(lock, [&] { return w.got || w.gone || closing_; });
+  if (!w.got)
+    return false;
+  a = w.ack;
+  w.got = false;
+  return true;
 }
 
 } // namespace pocld

@@ -224,7 +224,7 @@ bool Session::peer_connected(uint32_t index)
 
 bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
                         const void *body, size_t body_len, const void *payload,
-                        uint64_t payload_len)
+                        uint64_t payload_len, bool *striped)
 {
   if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
@@ -236,10 +236,10 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
              index, type, (unsigned long long)id);
     return false;
   }
-  if (payload_len >= POCL_REMOTE_STRIPE_MIN
+  if (striped != nullptr && payload_len >= POCL_REMOTE_STRIPE_MIN
           ? peer_send_striped(l, index, type, id, body, body_len,
                               static_cast<const uint8_t *>(payload),
-                              payload_len)
+                              payload_len, striped)
           : send_msg(Conn(l.fd, l.tls), type, id, body, body_len, payload,
                      payload_len))
     return true;
@@ -325,11 +325,10 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     return out;
   };
   const uint64_t len = h.payload_size;
-  // A lost chunk's slot skips ahead; so does one whose chunk lost on a lane
-  // was not sent again (then it is lost).
-  const bool skips = s->lost || s->resend;
+  // After a PEER_ACK asked for bytes again, chunks of later offsets still
+  // in flight are dropped until the first asked for comes.
   if (s->peer != index || pd.total > s->size ||
-      (skips ? pd.offset < s->received : pd.offset != s->received) ||
+      (s->resend ? pd.offset < s->received : pd.offset != s->received) ||
       pd.offset > pd.total || len > pd.total - pd.offset ||
       (pd.status < 0 && len != 0) ||
       (s->image && (pd.offset != 0 || len != pd.total))) {
@@ -344,20 +343,15 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return false;
   }
-  if (s->resend && pd.offset != s->received) {
-    LOG_ERR(sid_, "peer %u: migration %llu lost %llu bytes at %llu on a lane",
-            index, (unsigned long long)h.id,
-            (unsigned long long)(pd.offset - s->received),
-            (unsigned long long)s->received);
-    finish_peer_slot(*s, CL_DEVICE_NOT_AVAILABLE);
-    s->lost = true;
-  }
-  s->resend = false;
-  if (s->lost)
-    s->received = pd.offset;
+  const bool stale = s->resend && pd.offset != s->received;
+  if (!stale)
+    s->resend = false;
   const uint64_t trace_t0 = POCLD_TRACE_T0();
-  uint8_t *base = s->staging ? s->staging->data() + pd.offset : nullptr;
+  uint8_t *base =
+      s->staging && !stale ? s->staging->data() + pd.offset : nullptr;
   const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
+  if (lanes > 0)
+    s->striped = true;
   Striped got = Striped::Ok;
   if (lanes == 0)
     got = (base ? recv_exact(c, base, len) : recv_discard(c, len))
@@ -379,15 +373,19 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return false;
   }
-  if (got == Striped::LaneFailed) {
-    // The link is in step (its stripes were read): the sender saw the lane
-    // fail too and sends the chunk again, on the link alone.
-    LOG_WARN(sid_, "peer %u: a lane failed under migration %llu's %llu bytes "
-             "at %llu: the link goes on without lanes",
+  if (pd.status >= 0 && (stale || got == Striped::LaneFailed)) {
+    if (stale)
+      return true;
+    // The link is in step (its stripes were read); the pusher keeps the
+    // bytes until it hears from us.
+    LOG_WARN(sid_,
+             "peer %u: a lane failed under migration %llu's %llu bytes at "
+             "%llu: asked again, the link goes on without lanes",
              index, (unsigned long long)h.id, (unsigned long long)len,
              (unsigned long long)pd.offset);
     drop_peer_lanes(peers_[index]);
-    s->resend = !s->lost;
+    s->resend = true;
+    queue_peer_ack(index, h.id, POCL_REMOTE_PEER_ACK_RESEND, pd.offset);
     return true;
   }
   if (pd.status < 0) {
@@ -416,6 +414,8 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   if (s->received < pd.total)
     return true;
   PeerSlot out = take();
+  if (out.striped)
+    queue_peer_ack(index, h.id, CL_SUCCESS, out.received);
   if (out.staging == nullptr)
     return true;
   if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
@@ -456,6 +456,17 @@ void Session::run_peer(uint32_t index)
       foreign_done(n.event_id, n.status);
       continue;
     }
+    if (h.type == POCL_RMSG_PEER_ACK) {
+      pocl_remote_peer_ack a;
+      if (!recv_exact(c, &a, sizeof a))
+        break;
+      if (a.status != CL_SUCCESS && a.status != POCL_REMOTE_PEER_ACK_RESEND) {
+        LOG_ERR(sid_, "peer %u: PEER_ACK status %d", index, a.status);
+        break;
+      }
+      peer_ack_in(index, h.id, a);
+      continue;
+    }
     pocl_remote_peer_data pd;
     if (!recv_exact(c, &pd, sizeof pd) || !peer_chunk(c, index, h, pd))
       break;
@@ -466,10 +477,13 @@ void Session::run_peer(uint32_t index)
     peers_[index].broken = true;
     shutdown(c.fd, SHUT_RDWR);
   }
-  // Migrations from this peer can no longer come.
+  // Migrations from this peer can no longer come, nor acknowledgements.
   std::vector<PeerSlot> lost;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    for (auto &w : ack_waits_)
+      if (w.second.peer == index)
+        w.second.gone = true;
     for (auto it = peer_slots_.begin(); it != peer_slots_.end();) {
       if (it->second.peer == index) {
         lost.push_back(it->second);

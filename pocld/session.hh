@@ -249,11 +249,19 @@ struct PeerSlot {
   // write, for buffers written as the chunks come.
   uint64_t received;
   cl_event last_write;
-  // A striped chunk lost on a peer lane that its sender did not send
-  // again: the migration failed, the rest of its bytes are dropped.
-  bool lost = false;
-  // A striped chunk failed on a lane: the next chunk must be its copy.
+  // A PEER_DATA came striped: the pusher waits for a PEER_ACK.
+  bool striped = false;
+  // A striped PEER_DATA lost bytes on a lane and PEER_ACK asked for them
+  // again: later chunks still in flight are dropped until they come.
   bool resend = false;
+};
+
+// A pusher waiting for its migration's PEER_ACK (Session::wait_peer_ack).
+struct PeerAckWait {
+  uint32_t peer;
+  bool got = false;  // ack holds the last one
+  bool gone = false; // the link ended
+  pocl_remote_peer_ack ack{};
 };
 
 // A connection to a peer server's session of the same client.
@@ -513,9 +521,22 @@ private:
   void drop_peer_lanes(PeerLink &l);
   bool peer_send_striped(PeerLink &l, uint32_t index, uint32_t type,
                          uint64_t id, const void *body, size_t body_len,
-                         const uint8_t *payload, uint64_t payload_len);
+                         const uint8_t *payload, uint64_t payload_len,
+                         bool *striped);
+  // striped non-null: the payload may go striped over the link's lanes
+  // (then *striped is set), for a caller that waits for the PEER_ACK.
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
-                 size_t body_len, const void *payload, uint64_t payload_len);
+                 size_t body_len, const void *payload, uint64_t payload_len,
+                 bool *striped = nullptr);
+  // PEER_ACKs go out from a thread of their own, never from a peer reader:
+  // two readers each sending to the other's full socket would deadlock.
+  void queue_peer_ack(uint32_t peer, uint64_t id, int32_t status,
+                      uint64_t offset);
+  void send_peer_acks();
+  void peer_ack_in(uint32_t peer, uint64_t id, const pocl_remote_peer_ack &a);
+  cl_int settle_push(uint32_t peer, uint64_t id, pocl_remote_peer_data pd,
+                     const uint8_t *bytes);
+  bool wait_peer_ack(uint32_t peer, uint64_t id, pocl_remote_peer_ack &a);
   struct PushState;
   void send_push(const PushState &p, Staging *st, cl_int status);
   bool push_now(const Decoded &d, Queue &q, Mem &src, Mem *size, const Whole &w,
@@ -570,6 +591,16 @@ private:
   // MIGRATE_IN commands waiting for their bytes, by event id; also mu_.
   std::unordered_map<uint64_t, PeerSlot> peer_slots_;
   unsigned peers_running_ = 0; // peer readers not yet ended; also mu_
+  // Striped pushes waiting for their PEER_ACK, by migration id, and the
+  // PEER_ACKs to send (send_peer_acks runs while there are some); also mu_.
+  std::unordered_map<uint64_t, PeerAckWait> ack_waits_;
+  struct AckOut {
+    uint32_t peer;
+    uint64_t id;
+    pocl_remote_peer_ack ack;
+  };
+  std::deque<AckOut> acks_out_;
+  bool ack_sender_ = false;
 
   // Peer links by the client's server index.
   std::array<PeerLink, POCL_REMOTE_MAX_PEERS> peers_;

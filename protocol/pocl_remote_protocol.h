@@ -219,6 +219,9 @@ typedef enum pocl_remote_msg_type
   /* Server to server, on a peer connection.  */
   POCL_RMSG_PEER_NOTIFY = 100, /* body: notify; an event subscribed to */
   POCL_RMSG_PEER_DATA = 101,   /* body: peer_data; payload: the bytes */
+  /* Receiver to pusher, for a migration of which a PEER_DATA came striped:
+     all its bytes are in, or send them again from an offset.  */
+  POCL_RMSG_PEER_ACK = 102, /* body: peer_ack */
 
   POCL_RMSG_TYPE_COUNT = 102
 } pocl_remote_msg_type;
@@ -682,10 +685,10 @@ typedef struct pocl_remote_migrate
    the network and the receiving server's writes overlap; the migration is
    complete once `total` bytes have arrived.  status < 0: the push failed
    (no bytes; it ends the migration, even after some chunks).  A payload of
-   at least POCL_REMOTE_STRIPE_MIN goes striped over the peer lanes (type |
-   POCL_RMSG_LANES (n)); if a lane fails under it, the sender sends the same
-   PEER_DATA again on the link alone, and the receiver, whose lanes failed
-   too, keeps none of the striped copy's bytes.  */
+   at least POCL_REMOTE_STRIPE_MIN of a buffer may go striped over the peer
+   lanes (type | POCL_RMSG_LANES (n)).  A migration with a striped
+   PEER_DATA is acknowledged (PEER_ACK), and its pusher keeps the bytes
+   until then.  */
 #define POCL_REMOTE_PEER_DATA_HAS_SIZE 1u
 typedef struct pocl_remote_peer_data
 {
@@ -695,6 +698,20 @@ typedef struct pocl_remote_peer_data
   uint64_t offset;
   uint64_t total;
 } pocl_remote_peer_data;
+
+/* PEER_ACK: hdr.id is the migration event.  status 0: every byte is in
+   (written or not: the receiver reports failures to its client);
+   POCL_REMOTE_PEER_ACK_RESEND: a striped PEER_DATA from `offset` on lost
+   bytes on a lane (the lanes are gone at both ends), send [offset, total)
+   again on the link; the receiver drops the PEER_DATA of later offsets
+   until then, and acknowledges again.  */
+#define POCL_REMOTE_PEER_ACK_RESEND 1
+typedef struct pocl_remote_peer_ack
+{
+  int32_t status;
+  uint32_t reserved;
+  uint64_t offset;
+} pocl_remote_peer_ack;
 
 /* READ_DATA: bytes [offset, offset + payload_size) of the first `total`
    bytes of a READ's data (total < data_size only with a content size).
@@ -756,6 +773,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_connect_peer) == 32, "cpeer");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_subscribe) == 16, "subscr");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_migrate) == 64, "migrate");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 32, "pdata");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_ack) == 16, "pack");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_read_data) == 16, "rdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 48, "compl");
 
@@ -805,6 +823,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_migrate);
     case POCL_RMSG_PEER_DATA:
       return sizeof (pocl_remote_peer_data);
+    case POCL_RMSG_PEER_ACK:
+      return sizeof (pocl_remote_peer_ack);
     case POCL_RMSG_FINISH:
     case POCL_RMSG_FREE_QUEUE:
     case POCL_RMSG_FREE_BUFFER:

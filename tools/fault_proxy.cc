@@ -121,7 +121,8 @@ struct Dir {
   // A lane's stripes have no framing: forwarded as they come, cut only
   // with every connection (scope=all, SIGUSR1, the control socket).
   bool raw = false;
-  uint8_t hello[12] = {}; // a first message's magic, version, role
+  // a first message's magic, version, role and peer_index (HELLO)
+  uint8_t hello[16] = {};
 };
 
 struct Conn {
@@ -307,10 +308,12 @@ void close_conn(Conn &c)
   c.dead = true;
 }
 
+// sock: 0 or 1 those of one port, -1 all, -2 the lanes (raw ones).
 void cut_conns(int sock, const char *why)
 {
   for (auto &c : g_conns)
-    if (!c->dead && (sock < 0 || c->sock == sock)) {
+    if (!c->dead &&
+        (sock == -1 || c->sock == sock || (sock == -2 && c->d[0].raw))) {
       logf("cut %s#%d (%s): %llu/%llu messages c2s/s2c passed", sock_name(c->sock),
            c->id, why, (unsigned long long)c->d[0].msgs,
            (unsigned long long)c->d[1].msgs);
@@ -378,10 +381,10 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
       uint64_t take = std::min<uint64_t>(d.len - d.pos, n - i);
       if (d.cut_at > d.pos && d.cut_at < d.pos + take)
         take = d.cut_at - d.pos;
-      const uint64_t H12 = H + sizeof d.hello;
-      if (d.msgs == 0 && d.pos >= H && d.pos < H12)
+      const uint64_t H16 = H + sizeof d.hello;
+      if (d.msgs == 0 && d.pos >= H && d.pos < H16)
         memcpy (d.hello + (d.pos - H), in + i,
-                std::min<uint64_t> (take, H12 - d.pos));
+                std::min<uint64_t> (take, H16 - d.pos));
       d.pend.insert(d.pend.end(), in + i, in + i + take);
       d.pos += take;
       i += take;
@@ -410,13 +413,18 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
     }
     if (d.in_msg && d.pos == d.len) {
       d.in_msg = false;
-      // HELLO or STARTTLS of a lane: raw from here on, both ways.
-      uint32_t role;
+      // HELLO or STARTTLS of a lane, or HELLO of a peer lane (a proxy in
+      // front of a peer port): raw from here on, both ways.
+      uint32_t role, index;
       memcpy (&role, d.hello + 8, sizeof role);
+      memcpy (&index, d.hello + 12, sizeof index);
       if (d.msgs++ == 0 && dir == 0 && d.len >= H + sizeof d.hello
           && (d.hdr.type == POCL_RMSG_HELLO
               || d.hdr.type == POCL_RMSG_STARTTLS)
-          && role == POCL_REMOTE_ROLE_LANE)
+          && (role == POCL_REMOTE_ROLE_LANE
+              || (d.hdr.type == POCL_RMSG_HELLO
+                  && role == POCL_REMOTE_ROLE_PEER
+                  && POCL_REMOTE_PEER_LANE_OF (index) != 0)))
         {
           c.d[0].raw = c.d[1].raw = true;
           if (i < n)
@@ -686,9 +694,12 @@ int main(int argc, char **argv)
         line[strcspn(line, "\r\n")] = '\0';
         std::string cmd = line;
         if (cmd == "cut" || cmd == "cut all" || cmd == "cut cmd" ||
-            cmd == "cut data") {
+            cmd == "cut data" || cmd == "cut lanes") {
           uint64_t before = g_cuts;
-          cut_conns(cmd == "cut cmd" ? 0 : cmd == "cut data" ? 1 : -1,
+          cut_conns(cmd == "cut cmd"     ? 0
+                    : cmd == "cut data"  ? 1
+                    : cmd == "cut lanes" ? -2
+                                         : -1,
                     "control socket");
           reply = "ok " + std::to_string(g_cuts - before) + " cut\n";
         } else if (cmd == "pause") {

@@ -77,9 +77,13 @@ if [[ ${QUICK:-0} == 1 ]]; then
     noop stream chain
   exit
 fi
+# MULTI_SERVER_LARGE: 1 to 64 MiB migrated there and back bit for bit, over
+# the peer lanes (POCLD_PEER_LANES, default one per four CPUs).
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
-  timeout 300 "$bin/multi_server" > "$logs/multi_server.log" 2>&1
-grep -E "multi_server: (PASS|FAIL|ping|content)" "$logs/multi_server.log"
+  MULTI_SERVER_LARGE=1 timeout 300 "$bin/multi_server" \
+  > "$logs/multi_server.log" 2>&1
+grep -E "multi_server: (PASS|FAIL|ping|content|[0-9]+ MiB)" "$logs/multi_server.log"
+grep -h "lanes$" "$logs/pocld.log" "$logs/pocld2.log" | sed 's/^/pocld: /'
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
   BENCH_LOCAL=NVIDIA timeout 400 "$bin/bench" "$iters"
 echo "== issue 17: stream kernels over 2^${STREAM_LOG2:-25} doubles, chain, migrations"

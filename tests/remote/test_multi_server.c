@@ -7,6 +7,9 @@
 #define TEST_NAME "multi_server"
 #include "remote_test_util.c"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include "CL/cl_ext_pocl.h"
 #include "pocl_remote_ext.h"
 
@@ -385,15 +388,37 @@ read_from_holder (void)
   CHECK (clReleaseMemObject (buf));
 }
 
+/* Tells the fault proxy in front of the second server's peer port
+   (test_multi_server.sh lanes) to cut the peer lanes now.  */
+static void
+cut_peer_lanes (const char *control)
+{
+  struct sockaddr_un a;
+  memset (&a, 0, sizeof (a));
+  a.sun_family = AF_UNIX;
+  snprintf (a.sun_path, sizeof (a.sun_path), "%s", control);
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  char reply[128] = "";
+  if (fd < 0 || connect (fd, (struct sockaddr *)&a, sizeof (a)) != 0
+      || write (fd, "cut lanes\n", 10) != 10
+      || read (fd, reply, sizeof (reply) - 1) <= 0)
+    fail ("cannot reach the fault proxy at %s", control);
+  close (fd);
+  note ("fault proxy: %s", strtok (reply, "\n"));
+}
+
 /* MULTI_SERVER_LARGE (test_multi_server.sh lanes): buffers of 1, 3, 16
    and 64 MiB migrated to another server and back, bit for bit, each way
    pushing exactly the buffer's bytes; from 2 MiB on they go striped over
-   the peer lanes.  Then content sizes ending mid-stripe in striped
-   pushes.  */
+   the peer lanes.  With MULTI_SERVER_LANE_CUT (a fault proxy's control
+   socket) the peer lanes are cut while the 64 MiB buffer moves: the rest
+   goes on the peer link, neither lost nor doubled.  Then content sizes
+   ending mid-stripe in striped pushes.  */
 static void
 large_migrations (void)
 {
   static const size_t mib[] = { 1, 3, 16, 64 };
+  const char *cut = getenv ("MULTI_SERVER_LANE_CUT");
   cl_uint src = 0, dst;
   for (dst = 1; dst < ndev; ++dst)
     if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
@@ -420,6 +445,12 @@ large_migrations (void)
           pocl_remote_traffic t0 = traffic (d);
           CHECK (clEnqueueMigrateMemObjects (queues[d], 1, &buf, 0, 0, NULL,
                                              NULL));
+          if (cut && mib[k] == 64 && leg == 0)
+            {
+              CHECK (clFlush (queues[d]));
+              usleep (2000);
+              cut_peer_lanes (cut);
+            }
           CHECK (clFinish (queues[d]));
           pocl_remote_traffic t1 = traffic (d);
           uint64_t pushed = t1.peer_bytes_received - t0.peer_bytes_received;

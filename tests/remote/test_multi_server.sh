@@ -17,7 +17,9 @@
 #             with 2 lanes, forced on whatever the CPU count: also buffers of
 #             1 to 64 MiB migrated there and back bit for bit and content
 #             sizes in striped pushes (MULTI_SERVER_LARGE); the servers' logs
-#             must show the lanes up and PEER_DATA striped over them.
+#             must show the lanes up and PEER_DATA striped over them.  The
+#             peer link to the second server goes through $FAULT_PROXY (when
+#             set), which cuts its lanes while the 64 MiB buffer moves.
 # Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
 # POCL_DEVICES and POCL_REMOTE<i>_PARAMETERS naming every device, then the example
 # MATMUL (examples/remote/matmul, checked against the CPU) over the same devices, and
@@ -72,6 +74,27 @@ for i in "${!params[@]}"; do
   srv=${params[$i]%%/*} dev=${params[$i]#*/}
   export "POCL_REMOTE${i}_PARAMETERS=127.0.0.1:${ports[$srv]}/$dev"
 done
+# Without $FAULT_PROXY (test_auth.sh, test_tls.sh: which the proxy cannot
+# follow) the lanes are not cut.
+lane_cut=
+[[ $mode == lanes && -n ${FAULT_PROXY:-} ]] && lane_cut=1
+if [[ -n $lane_cut ]]; then
+  # The second server's peer port through the proxy (the first server dials
+  # the link); no cut but the one the client asks for.
+  plog=$work/$name.proxy.log pfile=$work/$name.proxy.port pctl=$work/$name.proxy.ctl
+  rm -f "$pfile" "$pctl"
+  "$FAULT_PROXY" --target "127.0.0.1:$((ports[1] + 2))" --listen-port 0 \
+    --port-file "$pfile" --control "$pctl" >"$plog" 2>&1 &
+  proxy_pid=$!
+  for _ in $(seq 1 100); do
+    [[ -s $pfile && -S $pctl ]] && break
+    sleep 0.1
+  done
+  pport=$(sed -n 's/^PROXY_PORT=//p' "$pfile")
+  [[ -n $pport ]] || { echo "$name: FAIL: the proxy did not start"; exit 1; }
+  export "POCL_REMOTE1_PARAMETERS=127.0.0.1:${ports[1]}/0#127.0.0.1:$pport"
+  export MULTI_SERVER_LANE_CUT=$pctl
+fi
 if [[ $mode == cut ]]; then
   # The first server through the proxy; its peers still reach it directly.
   plog=$work/$name.proxy.log pfile=$work/$name.proxy.port
@@ -116,6 +139,12 @@ if [[ $mode == lanes && $rc == 0 ]]; then
       rc=1
     fi
   done
+  if [[ -n $lane_cut ]] && ! grep -q "cut [a-z]*#[0-9]* (control socket)" "$plog"; then
+    echo "$name: FAIL: the proxy cut no peer lane"
+    rc=1
+  fi
+  grep -h "a lane failed\|sent again" "${logs[@]}" | sed "s/^/$name: /"
+  [[ $rc != 0 && -n $lane_cut ]] && tail -n 20 "$plog"
   ((rc == 0)) || exit 1
 fi
 if [[ $mode == nvidia && $rc == 0 ]]; then
