@@ -17,6 +17,11 @@ namespace {
 // runtime may call it right there, for a command that already ended.
 thread_local const Pending *t_registering = nullptr;
 
+// While a cover completes its covered commands: whether the kernels'
+// output has been drained for them (they all ended before the cover, so
+// one read of the pipe takes whatever they printed).
+thread_local bool *t_drained = nullptr;
+
 void CL_CALLBACK on_event_complete(cl_event, cl_int status, void *user)
 {
   Pending *p = static_cast<Pending *>(user);
@@ -419,9 +424,14 @@ void Session::complete(Pending *p, cl_int exec_status)
   // one failed, so may have they (a CUDA error poisons the context); not
   // for p->error, which is this command's own (a part of it).
   const bool batch = !p->covered.empty() && begin_batch();
-  for (Pending *e : p->covered)
-    complete(e, exec_status < 0 ? exec_status : CL_COMPLETE);
-  p->covered.clear();
+  if (!p->covered.empty()) {
+    bool drained = false;
+    t_drained = &drained;
+    for (Pending *e : p->covered)
+      complete(e, exec_status < 0 ? exec_status : CL_COMPLETE);
+    t_drained = nullptr;
+    p->covered.clear();
+  }
   // A cover's own COMPLETION joins the batch only if it is a plain one.
   if (batch && p->kind != Pending::Kernel && p->kind != Pending::Plain)
     end_batch();
@@ -501,9 +511,13 @@ void Session::complete(Pending *p, cl_int exec_status)
                     ? Sock::Data
                     : Sock::Command;
     std::string output;
-    if (take_output(output, p->kind == Pending::Kernel))
+    const bool drain =
+        p->kind == Pending::Kernel && (t_drained == nullptr || !*t_drained);
+    if (take_output(output, drain))
       send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
            output.size());
+    if (drain && t_drained != nullptr)
+      *t_drained = true;
     if (!(p->flags & POCL_RCMD_SILENT))
       send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len,
            data != nullptr ? st : nullptr);
