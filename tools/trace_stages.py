@@ -14,7 +14,8 @@ servers (the client enqueues two migration commands within 100 us; a
 PEER_DATA carries the bytes), grouped by size and direction: min, median
 and p90 of the total and of each hop (client to source, source's receipt
 to PEER_DATA sent, PEER_DATA to its receipt, receipt to COMPLETION sent,
-COMPLETION to the client).
+COMPLETION to the client).  Hops from one process to another are exact only
+within the servers' clock uncertainty, which it prints first.
 """
 import argparse
 import collections
@@ -40,6 +41,11 @@ def load(path):
     by_id = collections.defaultdict(list)
     for e in evs:
         by_id[e["args"]["id"]].append(e)
+    # Hops between processes are exact only within the servers' clock
+    # uncertainty (doc/tracing.md, Clocks): a short one may come out negative.
+    for sv in d.get("pocl_remote_merged", {}).get("servers", []):
+        print("server %s: clock uncertainty +-%.1f us" %
+              (names.get(sv["pid"], sv["pid"]), sv["uncertainty_ns"] / 1e3))
     return evs, by_id, names
 
 
