@@ -25,6 +25,14 @@ using namespace pocld;
 
 namespace {
 
+// Messages of the peer link, striped ones too (check_peer_header).
+bool peer_type(uint32_t t)
+{
+  t = POCL_RMSG_TYPE_OF(t);
+  return t == POCL_RMSG_PEER_NOTIFY || t == POCL_RMSG_PEER_DATA ||
+         t == POCL_RMSG_PEER_ACK;
+}
+
 // Traps unless [p, p + n) lies within [lo, hi); reads every byte of it.
 volatile uint8_t g_sink;
 void touch(const void *p, uint64_t n, const uint8_t *lo, const uint8_t *hi)
@@ -89,7 +97,7 @@ void one_message(const pocl_remote_hdr &h, const uint8_t *rest, size_t left,
     }
     return;
   }
-  if (h.type == POCL_RMSG_PEER_NOTIFY || h.type == POCL_RMSG_PEER_DATA) {
+  if (peer_type(h.type)) {
     check_peer_header(h, e);
     return;
   }
@@ -117,8 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     // A HELLO is read whole by the listener (HelloMsg), DATA only on the
     // data socket, PEER_* only on peer connections; everything else must
     // pass the command socket's framing.
-    const bool peer =
-        h.type == POCL_RMSG_PEER_NOTIFY || h.type == POCL_RMSG_PEER_DATA;
+    const bool peer = peer_type(h.type);
     bool framed = h.type == POCL_RMSG_HELLO
                       ? h.body_size == sizeof(pocl_remote_hello) &&
                             h.payload_size == 0
@@ -174,8 +181,7 @@ struct Writer {
     bool ok = type == POCL_RMSG_HELLO || type == POCL_RMSG_STARTTLS ||
                       type == POCL_RMSG_DATA
                   ? true
-              : type == POCL_RMSG_PEER_NOTIFY || type == POCL_RMSG_PEER_DATA
-                  ? check_peer_header(h, e)
+              : peer_type(type) ? check_peer_header(h, e)
                   : check_command_header(h, e) &&
                         decode(h, out.data() + sizeof h,
                                out.data() + sizeof h + body_size, d, e);
@@ -240,6 +246,8 @@ void dump(const char *dir)
   phello.role = POCL_REMOTE_ROLE_PEER;
   phello.peer_index = 1;
   w.msg("hello_peer", POCL_RMSG_HELLO, 0, &phello, sizeof phello, {});
+  phello.peer_index = POCL_REMOTE_PEER_HELLO_INDEX(1, 3);
+  w.msg("hello_peer_lane", POCL_RMSG_HELLO, 0, &phello, sizeof phello, {});
   pocl_remote_hello rhello = dhello;
   rhello.role = POCL_REMOTE_ROLE_COMMAND;
   rhello.seen[0] = 3;
@@ -340,6 +348,12 @@ void dump(const char *dir)
   pocl_remote_peer_data pd{0, POCL_REMOTE_PEER_DATA_HAS_SIZE, 16, 0, 16};
   w.msg("peer_data", POCL_RMSG_PEER_DATA, 400, &pd, sizeof pd,
         std::vector<uint8_t>(16, 0x5a));
+  // Striped over 2 peer lanes: 16 bytes are one stripe, stream 0's, which
+  // the link carries after header and body.
+  w.msg("peer_data_striped", POCL_RMSG_PEER_DATA | POCL_RMSG_LANES(2), 400,
+        &pd, sizeof pd, std::vector<uint8_t>(16, 0x5a));
+  pocl_remote_peer_ack pa{POCL_REMOTE_PEER_ACK_RESEND, 0, 4096};
+  w.msg("peer_ack", POCL_RMSG_PEER_ACK, 400, &pa, sizeof pa, {});
 
   // NDRANGE with one argument of every kind.
   pocl_remote_ndrange nd{};
