@@ -98,6 +98,24 @@ for lanes in 0 1 3 7; do
     BENCH_LOCAL=NVIDIA timeout 200 "$bin/bench" 500 --row "$lanes"
 done
 
+# The migrations' A/B: the same rows with two more pocld whose peer links
+# have no lanes (POCLD_PEER_LANES=0), against the default lanes above.
+echo "== migrations over the peer link alone (POCLD_PEER_LANES=0)"
+for k in 0 1; do
+  POCLD_PEER_LANES=0 OCL_ICD_FILENAMES=$nv \
+    CUDA_VISIBLE_DEVICES=$((k ? second_gpu : 0)) "$thin/pocld/pocld" \
+    --port $((port + 40 + 10 * k)) --log-level info \
+    > "$logs/pocld-nolanes$k.log" 2>&1 &
+  nolanes[k]=$!
+done
+sleep 3
+POCL_DEVICES="remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$((port + 40))/0 \
+  POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 50))/0 BENCH_LOCAL=NVIDIA \
+  OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
+  timeout 300 "$bin/overhead_bench" -i 400 migrate
+kill "${nolanes[@]}" 2>/dev/null
+wait "${nolanes[@]}" 2>/dev/null
+
 n=${MATMUL_N:-4096}
 echo "== matmul ${n}x${n}: native, one remote GPU, two remote servers"
 OCL_ICD_FILENAMES=$nv timeout 300 "$bin/matmul" "$n" 1 5
