@@ -3,8 +3,9 @@
 #   tools/sanitize.sh asan|tsan [CTEST_ARGS...]
 # asan: AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included); tsan:
 # ThreadSanitizer. Builds (incrementally) the normal build, which holds the tests, and a
-# thin sanitized one ($BUILD_DIR/thin-asan or thin-tsan: libpocl with only the remote
-# driver, and pocld; no LLVM). Then the normal build's remote tests run with
+# thin sanitized one ($BUILD_DIR/thin-asan or thin-tsan: libpocl with the remote driver
+# and the CUSTOM devices' drivers (stream; hevc where FFmpeg is found), and pocld; no LLVM).
+# Then the normal build's remote tests run with
 #  - the fixture's pocld being the sanitized one (POCLD_FIXTURE_BINARY); it serves the
 #    normal build's pthread device through the ICD loader;
 #  - clients loading the sanitized libpocl (RUN_REMOTE_VENDORS), with the sanitizer's
