@@ -411,8 +411,11 @@ cut_peer_lanes (const char *control)
    and 64 MiB migrated to another server and back, bit for bit, each way
    pushing exactly the buffer's bytes; from 2 MiB on they go striped over
    the peer lanes.  With MULTI_SERVER_LANE_CUT (a fault proxy's control
-   socket) the peer lanes are cut while the 64 MiB buffer moves: the rest
-   goes on the peer link, neither lost nor doubled.  Then content sizes
+   socket) the peer lanes are cut while the 64 MiB buffer moves, 8 ms after
+   the migration is flushed (MULTI_SERVER_LANE_CUT_US; on the 2-core machine
+   2 ms cut under the first chunk, 8 ms under the first or a later one, at
+   times one its sender had all sent, so that only the receiver saw the
+   loss): the rest goes on the peer link, neither lost nor doubled.  Then content sizes
    ending mid-stripe in striped pushes.  */
 static void
 large_migrations (void)
@@ -447,8 +450,9 @@ large_migrations (void)
                                              NULL));
           if (cut && mib[k] == 64 && leg == 0)
             {
+              const char *us = getenv ("MULTI_SERVER_LANE_CUT_US");
               CHECK (clFlush (queues[d]));
-              usleep (2000);
+              usleep (us ? (useconds_t)atoi (us) : 8000);
               cut_peer_lanes (cut);
             }
           CHECK (clFinish (queues[d]));
