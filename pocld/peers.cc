@@ -401,15 +401,16 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
                                       s->staging->data() + pd.offset, 0,
                                       nullptr, &e);
     if (err != CL_SUCCESS) {
+      // Failed now, and the slot drops the chunks still to come: a slot
+      // taken away would leave them waiting for it.
       LOG_WARN(sid_, "writing a migration's chunk failed: %d", err);
-      PeerSlot out = take();
-      finish_peer_slot(out, err);
-      return true;
+      finish_peer_slot(*s, err);
+    } else {
+      clFlush(s->tq);
+      if (s->last_write != nullptr)
+        clReleaseEvent(s->last_write);
+      s->last_write = e;
     }
-    clFlush(s->tq);
-    if (s->last_write != nullptr)
-      clReleaseEvent(s->last_write);
-    s->last_write = e;
   }
   if (s->received < pd.total)
     return true;
