@@ -166,7 +166,8 @@ void serve_tls(Session *s, int fd, uint32_t role, const std::string &peer)
     return refuse(c, s->sid(), peer.c_str(), bad, answer);
   if (role == POCL_REMOTE_ROLE_PEER) {
     if (!s->attach_peer(c, msg.hello.peer_index))
-      refuse(c, s->sid(), peer.c_str(), "peer index taken", true);
+      refuse(c, s->sid(), peer.c_str(),
+             "peer index or lane taken, or a lane of no link", true);
     return;
   }
   if (role == POCL_REMOTE_ROLE_LANE)
@@ -220,7 +221,8 @@ void control_loop(Session *s, int ctl)
     }
     if (m.role == POCL_REMOTE_ROLE_PEER) {
       if (!s->attach_peer(fd, m.peer_index))
-        refuse(fd, s->sid(), m.peer, "peer index taken", true);
+        refuse(fd, s->sid(), m.peer,
+               "peer index or lane taken, or a lane of no link", true);
       continue;
     }
     if (m.role == POCL_REMOTE_ROLE_LANE) {

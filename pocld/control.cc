@@ -126,7 +126,7 @@ const char *hello_problem(const HelloMsg &m, uint32_t role, bool *answer)
                 POCL_REMOTE_PEER_LANE_OF(h.peer_index) > POCL_REMOTE_MAX_LANES
       : lane ? h.peer_index < 1 || h.peer_index > POCL_REMOTE_MAX_LANES
              : h.peer_index != 0)
-    return lane ? "bad lane number" : "bad peer index";
+    return lane ? "bad lane number" : "bad peer index or lane number";
   *answer = false;
   return nullptr;
 }

@@ -108,6 +108,24 @@ bad_hello (uint16_t port, uint32_t magic, uint32_t version, uint32_t role,
   note ("handshake: %s -> refused, server still serves", what);
 }
 
+/* A peer-role HELLO on the peer port for session sid, its peer_index
+   `index` (a link's index and lane number, POCL_REMOTE_PEER_HELLO_INDEX):
+   must be refused.  */
+static void
+bad_peer_hello (const uint8_t *sid, uint32_t index, const char *what)
+{
+  int fd
+      = raw_connect ((uint16_t)(server_port + POCL_REMOTE_PEER_PORT_OFFSET));
+  pocl_remote_hello hb;
+  hello_body (&hb, POCL_REMOTE_MAGIC, POCL_REMOTE_PROTOCOL_VERSION,
+              POCL_REMOTE_ROLE_PEER, sid);
+  hb.peer_index = index;
+  (void)raw_send (fd, POCL_RMSG_HELLO, 0, &hb, sizeof (hb), NULL, 0);
+  expect_refused (fd, what);
+  check_still_serves (what);
+  note ("handshake: %s -> refused, server still serves", what);
+}
+
 static void
 check_handshakes (void)
 {
@@ -167,6 +185,23 @@ check_handshakes (void)
     check_still_serves ("bad body size");
     note ("handshake: bad body_size after HELLO -> closed, server still "
           "serves");
+  }
+
+  /* Peer lanes (protocol 12) for a live session: of a link it does not
+     have, numbered past POCL_REMOTE_MAX_LANES, of an index past
+     POCL_REMOTE_MAX_PEERS.  */
+  {
+    raw_session s;
+    raw_open (&s);
+    bad_peer_hello (s.sid, POCL_REMOTE_PEER_HELLO_INDEX (1, 1),
+                    "a peer lane of a link the session does not have");
+    bad_peer_hello (s.sid,
+                    POCL_REMOTE_PEER_HELLO_INDEX (1, POCL_REMOTE_MAX_LANES + 1),
+                    "a peer lane numbered past POCL_REMOTE_MAX_LANES");
+    bad_peer_hello (s.sid,
+                    POCL_REMOTE_PEER_HELLO_INDEX (POCL_REMOTE_MAX_PEERS, 1),
+                    "a peer lane of a peer index past POCL_REMOTE_MAX_PEERS");
+    raw_close (&s);
   }
 }
 
