@@ -205,6 +205,25 @@ void Session::drop_pending(uint64_t id)
   spare_.push_back(events_.extract(id));
 }
 
+// The same test as open_cmd's, made before the command exists (to choose
+// its staging).
+bool Session::gated_now(const WaitList &waits, uint64_t queue_id)
+{
+  for (uint32_t i = 0; i < waits.count; ++i)
+    if (waits[i].origin != POCL_REMOTE_WAIT_SAME_SERVER)
+      return true;
+  std::lock_guard<std::mutex> lock(ev_mu_);
+  auto g = gated_by_queue_.find(queue_id);
+  if (g != gated_by_queue_.end() && g->second > 0)
+    return true;
+  for (uint32_t i = 0; i < waits.count; ++i) {
+    auto it = events_.find(waits[i].event_id);
+    if (it != events_.end() && it->second.gated)
+      return true;
+  }
+  return false;
+}
+
 // gate() and ungate() keep gated_by_queue_; ungate() runs under ev_mu_.
 void Session::gate(Pending *p)
 {

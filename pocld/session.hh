@@ -277,6 +277,9 @@ struct PeerLink {
   std::condition_variable lanes_cv;
   std::array<Conn, POCL_REMOTE_MAX_LANES> lanes;
   bool lanes_dead = false;
+  // The link is up (its reader runs): lanes may attach.  Also lanes_mu, so
+  // that attaching one does not wait for a send on the link.
+  bool up = false;
 };
 
 // A message sent to the client and kept until the client acknowledges it,
@@ -507,6 +510,9 @@ private:
   // below kStagingLarge, so that small transfers never make the queue).
   // Command reader.
   const Pinning *pinning(const Queue &q, uint64_t size);
+  // Would a command with these waits on this queue wait behind a user event
+  // (Pending::gated), its completion then observed by a callback?
+  bool gated_now(const WaitList &waits, uint64_t queue_id);
   // peer_lanes.cc: the lanes of peer links.
   bool peer_dial(const std::string &host, uint16_t port,
                  const uint8_t *session_id, uint32_t hello_index, Conn &out,
