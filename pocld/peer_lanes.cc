@@ -112,19 +112,19 @@ void Session::open_peer_lanes(LaneDial *d)
 bool Session::attach_peer_lane(Conn c, uint32_t index, uint32_t lane)
 {
   if (index >= POCL_REMOTE_MAX_PEERS || lane < 1 ||
-      lane > POCL_REMOTE_MAX_LANES || !peer_connected(index))
+      lane > POCL_REMOTE_MAX_LANES)
     return false;
   PeerLink &l = peers_[index];
   {
     std::lock_guard<std::mutex> lock(l.lanes_mu);
-    if (l.lanes_dead || l.lanes[lane - 1].fd >= 0)
+    if (!l.up || l.lanes_dead || l.lanes[lane - 1].fd >= 0)
       return false;
   }
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
                         static_cast<uint32_t>(devs_.devices.size())))
     return false;
   std::lock_guard<std::mutex> lock(l.lanes_mu);
-  if (l.lanes_dead || l.lanes[lane - 1].fd >= 0)
+  if (!l.up || l.lanes_dead || l.lanes[lane - 1].fd >= 0)
     return false;
   l.lanes[lane - 1] = c;
   l.lanes_cv.notify_all();
@@ -154,9 +154,10 @@ bool Session::peer_recv_lanes(PeerLink &l, unsigned lanes, Conn *streams)
   return true;
 }
 
-// A lane failed: the link goes on without lanes, on both sides (the peer's
-// lane streams fail too, on the shutdown).  The sockets stay open: the
-// link's reader or a sender may still be in them, woken by the shutdown.
+// A lane failed, or the link ended: the link goes on without lanes, on
+// both sides (the peer's lane streams fail too, on the shutdown).  The
+// sockets stay open: the link's reader or a sender may still be in them,
+// woken by the shutdown.
 void Session::drop_peer_lanes(PeerLink &l)
 {
   std::lock_guard<std::mutex> lock(l.lanes_mu);

@@ -200,6 +200,8 @@ bool Session::start_peer(Conn c, uint32_t index)
     l.fd = c.fd;
     l.tls = c.tls;
     l.broken = false;
+    std::lock_guard<std::mutex> lanes_lock(l.lanes_mu);
+    l.up = true;
     ++peers_running_;
   }
   try {
@@ -209,6 +211,8 @@ bool Session::start_peer(Conn c, uint32_t index)
     --peers_running_;
     std::lock_guard<std::mutex> llock(peers_[index].mu);
     peers_[index].broken = true;
+    std::lock_guard<std::mutex> lanes_lock(peers_[index].lanes_mu);
+    peers_[index].up = false;
     return false;
   }
   return true;
@@ -384,6 +388,10 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
              index, (unsigned long long)h.id, (unsigned long long)len,
              (unsigned long long)pd.offset);
     drop_peer_lanes(peers_[index]);
+  {
+    std::lock_guard<std::mutex> lock(peers_[index].lanes_mu);
+    peers_[index].up = false;
+  }
     s->resend = true;
     queue_peer_ack(index, h.id, POCL_REMOTE_PEER_ACK_RESEND, pd.offset);
     return true;
@@ -478,6 +486,7 @@ void Session::run_peer(uint32_t index)
     peers_[index].broken = true;
     shutdown(c.fd, SHUT_RDWR);
   }
+  drop_peer_lanes(peers_[index]);
   // Migrations from this peer can no longer come, nor acknowledgements.
   std::vector<PeerSlot> lost;
   {
