@@ -129,12 +129,13 @@ Striped send_striped_keep(const Conn *streams, unsigned count, uint32_t type,
 }
 
 Striped stripe_recv_keep(const Conn *streams, unsigned count, uint8_t *base,
-                         uint64_t n)
+                         uint64_t n,
+                         const std::function<void(unsigned, uint64_t)> *done)
 {
   return outcome(fork_streams(
       streams, count,
       [&](unsigned k) {
-        return recv_stream(streams[k], k, count, base, n, nullptr);
+        return recv_stream(streams[k], k, count, base, n, done);
       },
       true));
 }

@@ -30,8 +30,9 @@ enum class Striped { Ok, LaneFailed, MainFailed };
 Striped send_striped_keep(const Conn *streams, unsigned count, uint32_t type,
                           uint64_t id, const void *body, size_t body_len,
                           const uint8_t *payload, uint64_t n);
-Striped stripe_recv_keep(const Conn *streams, unsigned count, uint8_t *base,
-                         uint64_t n);
+Striped stripe_recv_keep(
+    const Conn *streams, unsigned count, uint8_t *base, uint64_t n,
+    const std::function<void(unsigned, uint64_t)> *done = nullptr);
 // How much of an n-byte payload is in without a gap, given the stripes in
 // per stream.
 uint64_t stripe_prefix(const uint64_t *stripes, unsigned count, uint64_t n);

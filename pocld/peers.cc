@@ -357,6 +357,9 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   if (lanes > 0)
     s->striped = true;
   Striped got = Striped::Ok;
+  // Of a striped buffer chunk, what is already written (see below).
+  uint64_t written = 0;
+  cl_int write_err = CL_SUCCESS;
   if (lanes == 0)
     got = (base ? recv_exact(c, base, len) : recv_discard(c, len))
               ? Striped::Ok
@@ -364,12 +367,38 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   else {
     Conn streams[POCL_REMOTE_MAX_LANES + 1];
     streams[0] = c;
+    // The gap-free prefix is written as it grows, by kChunk at least, from
+    // the stream threads: the device's write overlaps the network.
+    std::mutex write_mu;
+    uint64_t counts[POCL_REMOTE_MAX_LANES + 1] = {};
+    std::function<void(unsigned, uint64_t)> progress =
+        [&](unsigned k, uint64_t stripes) {
+          std::lock_guard<std::mutex> lock(write_mu);
+          counts[k] = stripes;
+          uint64_t prefix = stripe_prefix(counts, lanes + 1, len);
+          if (write_err != CL_SUCCESS || prefix - written < kChunk)
+            return;
+          cl_event e = nullptr;
+          write_err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE,
+                                           pd.offset + written,
+                                           prefix - written, base + written,
+                                           0, nullptr, &e);
+          if (write_err != CL_SUCCESS)
+            return;
+          clFlush(s->tq);
+          if (s->last_write != nullptr)
+            clReleaseEvent(s->last_write);
+          s->last_write = e;
+          written = prefix;
+        };
+    const bool early = base != nullptr && !s->image && pd.status >= 0;
     if (!peer_recv_lanes(peers_[index], lanes, streams)) {
       LOG_ERR(sid_, "peer %u: PEER_DATA striped over %u lanes it has not",
               index, lanes);
       got = Striped::MainFailed;
     } else
-      got = stripe_recv_keep(streams, lanes + 1, base, len);
+      got = stripe_recv_keep(streams, lanes + 1, base, len,
+                             early ? &progress : nullptr);
   }
   POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
   if (got == Striped::MainFailed) {
@@ -403,11 +432,14 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     return true;
   }
   s->received += len;
-  if (s->staging != nullptr && !s->image && len > 0) {
+  if (s->staging != nullptr && !s->image && (len > written || write_err)) {
     cl_event e = nullptr;
-    cl_int err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset, len,
-                                      s->staging->data() + pd.offset, 0,
-                                      nullptr, &e);
+    cl_int err = write_err;
+    if (err == CL_SUCCESS)
+      err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset + written,
+                                 len - written,
+                                 s->staging->data() + pd.offset + written, 0,
+                                 nullptr, &e);
     if (err != CL_SUCCESS) {
       // Failed now, and the slot drops the chunks still to come: a slot
       // taken away would leave them waiting for it.
