@@ -26,9 +26,10 @@ namespace {
 // PEER_ACK.
 constexpr uint64_t kStreamMin = POCL_REMOTE_STRIPE_MIN;
 // The chunks read by the time one is sent go along with it, up to this
-// much: the receiver writes a PEER_DATA once it is all in, so a larger one
-// would leave the network idle while the last write runs (16 MiB: 0.7 ms
-// at 25 GB/s), a smaller one cost more forks and joins of the lanes.
+// much: the receiver writes a plain PEER_DATA once it is all in (a striped
+// one by 4 MiB as it comes), so a larger one would leave the network idle
+// while the last write runs (16 MiB: 0.7 ms at 25 GB/s), a smaller one cost
+// more forks and joins of the lanes.
 constexpr uint64_t kPushMessageMax = 16u << 20;
 
 bool whole(const Mem &m, Whole &w)
