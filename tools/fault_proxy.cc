@@ -121,8 +121,7 @@ struct Dir {
   // A lane's stripes have no framing: forwarded as they come, cut only
   // with every connection (scope=all, SIGUSR1, the control socket).
   bool raw = false;
-  // a first message's magic, version, role and peer_index (HELLO)
-  uint8_t hello[16] = {};
+  uint8_t hello[16] = {}; // a first message's magic, version, role, index
 };
 
 struct Conn {
@@ -312,8 +311,7 @@ void close_conn(Conn &c)
 void cut_conns(int sock, const char *why)
 {
   for (auto &c : g_conns)
-    if (!c->dead &&
-        (sock == -1 || c->sock == sock || (sock == -2 && c->d[0].raw))) {
+    if (!c->dead && (sock == -1 || c->sock == sock || (sock == -2 && c->d[0].raw))) {
       logf("cut %s#%d (%s): %llu/%llu messages c2s/s2c passed", sock_name(c->sock),
            c->id, why, (unsigned long long)c->d[0].msgs,
            (unsigned long long)c->d[1].msgs);
@@ -413,8 +411,7 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
     }
     if (d.in_msg && d.pos == d.len) {
       d.in_msg = false;
-      // HELLO or STARTTLS of a lane, or HELLO of a peer lane (a proxy in
-      // front of a peer port): raw from here on, both ways.
+      // A lane's HELLO or STARTTLS, a peer lane's HELLO: raw from now on.
       uint32_t role, index;
       memcpy (&role, d.hello + 8, sizeof role);
       memcpy (&index, d.hello + 12, sizeof index);
@@ -422,8 +419,7 @@ void feed(Conn &c, int dir, const uint8_t *in, size_t n)
           && (d.hdr.type == POCL_RMSG_HELLO
               || d.hdr.type == POCL_RMSG_STARTTLS)
           && (role == POCL_REMOTE_ROLE_LANE
-              || (d.hdr.type == POCL_RMSG_HELLO
-                  && role == POCL_REMOTE_ROLE_PEER
+              || (d.hdr.type == POCL_RMSG_HELLO && role == POCL_REMOTE_ROLE_PEER
                   && POCL_REMOTE_PEER_LANE_OF (index) != 0)))
         {
           c.d[0].raw = c.d[1].raw = true;
@@ -696,10 +692,8 @@ int main(int argc, char **argv)
         if (cmd == "cut" || cmd == "cut all" || cmd == "cut cmd" ||
             cmd == "cut data" || cmd == "cut lanes") {
           uint64_t before = g_cuts;
-          cut_conns(cmd == "cut cmd"     ? 0
-                    : cmd == "cut data"  ? 1
-                    : cmd == "cut lanes" ? -2
-                                         : -1,
+          cut_conns(cmd == "cut cmd" ? 0 : cmd == "cut data" ? 1
+                    : cmd == "cut lanes" ? -2 : -1,
                     "control socket");
           reply = "ok " + std::to_string(g_cuts - before) + " cut\n";
         } else if (cmd == "pause") {

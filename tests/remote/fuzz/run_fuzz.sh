@@ -34,7 +34,7 @@ fi
 # Exactly pocld's decoder sources: the target links them, not a copy.
 srcs=("$here/fuzz_decode.cc" "$repo/pocld/decode.cc" "$repo/pocld/control.cc"
       "$repo/pocld/wire.cc" "$repo/pocld/tls.cc")
-deps=("${srcs[@]}" "$repo"/pocld/*.hh "$repo/protocol/pocl_remote_protocol.h")
+deps=("${srcs[@]}" "$repo"/pocld/*.hh "$repo"/protocol/pocl_remote_*.h)
 bin=$work/fuzz_decode
 stale=0
 [[ -x $bin ]] || stale=1
