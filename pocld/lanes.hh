@@ -1,5 +1,5 @@
 // lanes.hh - payloads striped over the data socket and a session's lanes
-// (pocl_remote_protocol.h, "Lanes").
+// (pocl_remote_lanes.h).
 #pragma once
 #include "wire.hh"
 

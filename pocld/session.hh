@@ -555,7 +555,7 @@ private:
   // Once a data socket was attached, Sock::Data messages are counted and
   // logged on it, also while the client is away.
   std::atomic<bool> has_data_{false};
-  // Lanes by number - 1 (pocl_remote_protocol.h), guarded by lanes_mu_,
+  // Lanes by number - 1 (pocl_remote_lanes.h), guarded by lanes_mu_,
   // which no I/O holds, so that shutdown_lanes wakes a thread blocked on
   // one.  Attached and closed also under data_.mu, which striped sends hold
   // throughout; closed with the data socket once the data reader, which

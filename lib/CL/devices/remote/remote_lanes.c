@@ -1,5 +1,5 @@
 /* remote_lanes.c - the lanes of a connection to pocld
-   (pocl_remote_protocol.h, "Lanes"): more TCP streams that carry the
+   (pocl_remote_lanes.h): more TCP streams that carry the
    payloads of large DATA, READ_DATA and COMPLETION messages in stripes
    beside the data socket.  One stream moves what the one core copying its
    bytes can, about 3.5 GB/s from and to memory on the H200 host; four
