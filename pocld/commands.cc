@@ -1,5 +1,6 @@
 // commands.cc - enqueued commands: kernels, buffer and image transfers,
 // markers and barriers.
+#include "bounds.hh"
 #include "run.hh"
 
 #include "log.hh"
@@ -17,48 +18,6 @@ struct Size3 {
   size_t v[3];
   explicit Size3(const uint64_t in[3]) : v{in[0], in[1], in[2]} {}
 };
-
-bool in_bounds(const Mem &m, uint64_t offset, uint64_t size)
-{
-  uint64_t end;
-  return add_ok(offset, size, end) && end <= m.size;
-}
-
-bool volume(const uint64_t r[3], uint64_t unit, uint64_t &out)
-{
-  return mul_ok(r[0], r[1], out) && mul_ok(out, r[2], out) &&
-         mul_ok(out, unit, out);
-}
-
-// A rectangle of a buffer lies inside it (pitches 0: packed, as in OpenCL).
-// Checked before staging memory is sized by the client's region.
-bool rect_in_bounds(const Mem &m, const uint64_t o[3], const uint64_t r[3],
-                    uint64_t row, uint64_t slice)
-{
-  if (r[0] == 0 || r[1] == 0 || r[2] == 0)
-    return false;
-  if (row == 0)
-    row = r[0];
-  if (slice == 0 && !mul_ok(row, r[1], slice))
-    return false;
-  uint64_t a, b, c, first, d, e, last;
-  return mul_ok(o[2], slice, a) && mul_ok(o[1], row, b) &&
-         add_ok(a, b, c) && add_ok(c, o[0], first) &&
-         mul_ok(r[2] - 1, slice, d) && mul_ok(r[1] - 1, row, e) &&
-         add_ok(first, d, last) && add_ok(last, e, last) &&
-         add_ok(last, r[0], last) && last <= m.size;
-}
-
-// An image region lies inside the image.
-bool image_in_bounds(const Mem &m, const uint64_t o[3], const uint64_t r[3])
-{
-  for (int i = 0; i < 3; ++i) {
-    uint64_t end;
-    if (!add_ok(o[i], r[i], end) || end > m.extent[i])
-      return false;
-  }
-  return true;
-}
 
 } // namespace
 
@@ -732,6 +691,9 @@ bool Session::mem_command(const Decoded &d)
         (!in_bounds(*src, c.src_origin[0], c.region[0]) ||
          !in_bounds(*dst, c.dst_origin[0], c.region[0])))
       return fail(CL_INVALID_VALUE);
+    // A migration between platforms: the whole buffer, through host memory.
+    if (type == POCL_RMSG_COPY && src->platform != dst->platform)
+      return staged_copy(d, *q, *src, *dst);
     if (type == POCL_RMSG_COPY && (c.cmd.flags & POCL_RCMD_CONTENT_SIZE)) {
       Mem *size = find_buffer(c.size_id);
       if (size == nullptr)
@@ -781,6 +743,8 @@ bool Session::mem_command(const Decoded &d)
                                                       : find_image(c.dst_id);
     if (src == nullptr || dst == nullptr)
       return fail(CL_INVALID_MEM_OBJECT);
+    if (type == POCL_RMSG_COPY_IMAGE && src->platform != dst->platform)
+      return staged_copy(d, *q, *src, *dst);
     return go(nullptr, Pending::Plain,
               [&](cl_uint n, const cl_event *w, cl_event *ev) {
                 if (type == POCL_RMSG_COPY_IMAGE)

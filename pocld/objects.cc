@@ -198,6 +198,8 @@ bool Session::create_buffer(const Msg &m)
       Mem &nm =
           mems_.emplace(c.mem_id, Mem{mem, mem, 0, c.size, next_serial_++})
               .first->second;
+      nm.device = c.device;
+      nm.platform = platform;
       if (svm != nullptr)
         nm.svm = svm_buffer(uint64_t(uintptr_t(svm)), c.size);
     }
@@ -274,7 +276,10 @@ bool Session::create_image(const Msg &m)
     const bool arr2 = c.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
     const bool two = arr2 || c.image_type == CL_MEM_OBJECT_IMAGE2D ||
                      c.image_type == CL_MEM_OBJECT_IMAGE3D;
-    uint64_t *x = mems_.at(c.mem_id).extent;
+    Mem &nm = mems_.at(c.mem_id);
+    nm.device = c.device;
+    nm.platform = devs_.devices[c.device].platform;
+    uint64_t *x = nm.extent;
     x[0] = c.width;
     x[1] = arr1 ? c.array_size : two ? c.height : 1;
     x[2] = arr2 ? c.array_size

@@ -105,6 +105,9 @@ struct Mem {
   // the array is the last axis).  Transfers are checked against it.
   uint64_t extent[3] = {0, 0, 0};
   uint64_t svm = 0; // a buffer on SVM memory: the allocation's address
+  // Where it was made: a COPY between objects of two platforms goes
+  // through host memory (staged_copy.cc).
+  uint32_t device = 0, platform = 0;
 };
 
 struct Program {
@@ -489,6 +492,9 @@ private:
   bool migrate_in(const Decoded &d);
   bool copy_content(const Decoded &d, Queue &q, Mem &src, Mem &dst,
                     Mem &size);
+
+  // staged_copy.cc
+  bool staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst);
 
   // peers.cc: the peer mesh.
   bool connect_peer(const Decoded &d);
