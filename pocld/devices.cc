@@ -462,22 +462,13 @@ Devices discover_devices(const char *sid, bool verbose,
   // listed after every platform's other devices: (platform, index in it).
   std::vector<std::pair<uint32_t, cl_uint>> custom;
   size_t listed = 0;
-  for (cl_platform_id pid : pids) {
-    std::vector<cl_device_id> all = platform_devices(pid, CL_DEVICE_TYPE_ALL);
-    size_t regular = all.size();
-    // A runtime that lists them under ALL too has them there already.
-    for (cl_device_id c : platform_devices(pid, CL_DEVICE_TYPE_CUSTOM))
-      if (std::find(all.begin(), all.begin() + regular, c) ==
-          all.begin() + regular)
-        all.push_back(c);
-    if (all.empty()) {
-      POCLD_LOG(info, sid, "skipping a platform without devices");
-      continue;
-    }
+  // One platform's devices (`regular` of them, then CUSTOM ones) into d.
+  auto add = [&](cl_platform_id pid, std::vector<cl_device_id> all,
+                 size_t regular) {
     if (listed + all.size() > POCL_REMOTE_MAX_DEVICES) {
       LOG_WARN(sid, "device limit %u reached, ignoring the rest",
                POCL_REMOTE_MAX_DEVICES);
-      break;
+      return false;
     }
     listed += all.size();
     cl_uint nd = static_cast<cl_uint>(all.size());
@@ -525,6 +516,32 @@ Devices discover_devices(const char *sid, bool verbose,
                 d.devices.back().cl_major, d.devices.back().cl_minor);
     }
     d.platforms.push_back(std::move(p));
+    return true;
+  };
+  // POCLD_CONTEXT_PER_DEVICE=1 (tests): every device in a platform, and so
+  // a native context, of its own, as devices of two OpenCL implementations
+  // are (tests/remote/cross_platform.cmake).
+  const char *split = getenv("POCLD_CONTEXT_PER_DEVICE");
+  const bool per_device = split != nullptr && strcmp(split, "1") == 0;
+  for (cl_platform_id pid : pids) {
+    std::vector<cl_device_id> all = platform_devices(pid, CL_DEVICE_TYPE_ALL);
+    size_t regular = all.size();
+    // A runtime that lists them under ALL too has them there already.
+    for (cl_device_id c : platform_devices(pid, CL_DEVICE_TYPE_CUSTOM))
+      if (std::find(all.begin(), all.begin() + regular, c) ==
+          all.begin() + regular)
+        all.push_back(c);
+    if (all.empty()) {
+      POCLD_LOG(info, sid, "skipping a platform without devices");
+      continue;
+    }
+    bool room = true;
+    if (!per_device)
+      room = add(pid, std::move(all), regular);
+    for (size_t i = 0; per_device && room && i < all.size(); ++i)
+      room = add(pid, {all[i]}, i < regular ? 1 : 0);
+    if (!room)
+      break;
   }
   for (const auto &c : custom) {
     const Platform &p = d.platforms[c.first];
