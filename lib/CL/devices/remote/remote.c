@@ -656,8 +656,10 @@ pocl_remote_init_context (cl_device_id device, cl_context context)
   return CL_SUCCESS;
 }
 
-/* Same server and platform: a native copy (2).  Linked servers: a push
-   from one to the other (1).  Else PoCL goes through host memory.  */
+/* Same server and platform: a native copy (3).  Same server, two
+   platforms: a COPY too, which pocld stages in its own memory (2).  Linked
+   servers: a push from one to the other (1).  Else PoCL goes through host
+   memory.  */
 static int
 pocl_remote_can_migrate_d2d (cl_device_id dest, cl_device_id source)
 {
@@ -666,7 +668,7 @@ pocl_remote_can_migrate_d2d (cl_device_id dest, cl_device_id source)
   remote_device_data *d = (remote_device_data *)dest->data;
   remote_device_data *s = (remote_device_data *)source->data;
   if (d->server == s->server)
-    return d->platform == s->platform ? 2 : 0;
+    return d->platform == s->platform ? 3 : 2;
   return pocl_remote_linked (d->server, s->server) ? 1 : 0;
 }
 
