@@ -5,11 +5,14 @@
 // with a COPY between their objects, also when the devices are in two
 // native platforms (an NVIDIA GPU and a PoCL CUSTOM device).  Native
 // objects and events cannot cross contexts, so the bytes go through host
-// memory here, and never through the client: the source is read on its
-// device's transfer queue once the command's waits are done (a marker on
-// q, whose callback starts the read through a user event of the source's
-// context), and the read's callback starts the write on q through a user
-// event of q's context.  The command's event is the write's.
+// memory here, and never through the client.  The write of the destination
+// goes on q behind a user event of q's context, after a marker with the
+// command's waits; the marker's callback enqueues the read of the source on
+// its device's transfer queue, and the read's callback completes the user
+// event.  The read is enqueued only once the waits are done: waiting on that
+// in-order queue, it would hold up the peer reader's writes there, which
+// the waits may need (examples/remote/pointcloud: the next access unit's
+// MIGRATE_IN into the decoder).  The command's event is the write's.
 #include "bounds.hh"
 #include "run.hh"
 
@@ -45,6 +48,41 @@ void hop_after(cl_event ev, cl_event next, Staging *st)
   Hop *h = new Hop{next, st};
   if (clSetEventCallback(ev, CL_COMPLETE, hop_done, h) != CL_SUCCESS)
     hop_done(ev, CL_INVALID_EVENT, h);
+}
+
+// The read of the source, enqueued once the command's waits are done.
+struct Read {
+  cl_command_queue q; // the source device's transfer queue
+  cl_mem src;         // retained
+  bool image;
+  size_t origin[3], region[3];
+  Staging *st;       // a reference, until the read is done
+  cl_event go_write; // a reference: completed when the read is done
+};
+
+cl_int enqueue_read(const Read &r, cl_event *ev)
+{
+  return r.image
+             ? clEnqueueReadImage(r.q, r.src, CL_FALSE, r.origin, r.region, 0,
+                                  0, r.st->data(), 0, nullptr, ev)
+             : clEnqueueReadBuffer(r.q, r.src, CL_FALSE, r.origin[0],
+                                   r.region[0], r.st->data(), 0, nullptr, ev);
+}
+
+// The waits are done (status CL_COMPLETE) or one failed: the read goes in,
+// or the write fails.
+void CL_CALLBACK start_read(cl_event, cl_int status, void *user)
+{
+  Read *r = static_cast<Read *>(user);
+  cl_event rd = nullptr;
+  if (status == CL_COMPLETE && enqueue_read(*r, &rd) == CL_SUCCESS) {
+    hop_after(rd, r->go_write, r->st);
+    clReleaseEvent(rd);
+    clFlush(r->q);
+  } else
+    hop_done(nullptr, CL_INVALID_EVENT, new Hop{r->go_write, r->st});
+  clReleaseMemObject(r->src);
+  delete r;
 }
 
 } // namespace
@@ -84,47 +122,55 @@ bool Session::staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst)
     return true;
   }
   const cl_command_queue cq = q.q;
+  Read rd{sq,
+          image ? src.m : src.buf,
+          image,
+          {so[0], so[1], so[2]},
+          {rg[0], rg[1], rg[2]},
+          st,
+          nullptr};
+  rd.region[0] = image ? rg[0] : n;
   auto enqueue = [&](cl_uint nw, const cl_event *wl, cl_event *ev) {
     cl_int r = CL_SUCCESS;
     cl_event go_write = clCreateUserEvent(contexts_[q.platform], &r);
     if (go_write == nullptr)
       return r;
-    // The waits are in q's context: a marker there starts the read.
-    cl_event go_read = nullptr, mark = nullptr;
-    if (nw > 0 &&
-        (go_read = clCreateUserEvent(contexts_[src.platform], &r)) != nullptr)
+    // Without waits the read goes in now, before the write: a failure of
+    // either then fails the command before anything waits on go_write.
+    cl_event read = nullptr, mark = nullptr;
+    if (nw == 0)
+      r = enqueue_read(rd, &read);
+    else
       r = clEnqueueMarkerWithWaitList(cq, nw, wl, &mark);
-    cl_event rd = nullptr;
-    const cl_uint nr = go_read != nullptr ? 1 : 0;
-    const cl_event *rw = nr ? &go_read : nullptr;
-    if (r == CL_SUCCESS)
-      r = image ? clEnqueueReadImage(sq, src.m, CL_FALSE, so, rg, 0, 0,
-                                     st->data(), nr, rw, &rd)
-                : clEnqueueReadBuffer(sq, src.buf, CL_FALSE, so[0], n,
-                                      st->data(), nr, rw, &rd);
-    // After the marker: on an in-order q, a marker behind the write would
-    // wait for it, and so for the read.
     if (r == CL_SUCCESS)
       r = image ? clEnqueueWriteImage(cq, dst.m, CL_FALSE, dor, rg, 0, 0,
                                       st->data(), 1, &go_write, ev)
                 : clEnqueueWriteBuffer(cq, dst.buf, CL_FALSE, dor[0], n,
                                        st->data(), 1, &go_write, ev);
-    if (rd != nullptr) {
-      // It reads into the staging, whose reference run() drops at once if
-      // the write failed.
-      st->refs.fetch_add(1);
-      hop_after(rd, r == CL_SUCCESS ? go_write : nullptr, st);
-      clReleaseEvent(rd);
-      clFlush(sq);
+    if (r != CL_SUCCESS) {
+      if (read != nullptr) {
+        // It reads into the staging, whose reference run() drops now.
+        st->refs.fetch_add(1);
+        hop_after(read, nullptr, st);
+      }
+      for (cl_event e : {go_write, read, mark})
+        if (e != nullptr)
+          clReleaseEvent(e);
+      return r;
     }
-    if (r != CL_SUCCESS)
-      clReleaseEvent(go_write);
-    // The read, if it is in, waits for go_read.
-    if (mark != nullptr) {
-      hop_after(mark, go_read, nullptr);
-      clReleaseEvent(mark);
-    } else if (go_read != nullptr)
-      clReleaseEvent(go_read);
+    st->refs.fetch_add(1); // the read's
+    if (read != nullptr) {
+      hop_after(read, go_write, st);
+      clReleaseEvent(read);
+      clFlush(sq);
+      return r;
+    }
+    Read *later = new Read(rd);
+    later->go_write = go_write;
+    clRetainMemObject(later->src);
+    if (clSetEventCallback(mark, CL_COMPLETE, start_read, later) != CL_SUCCESS)
+      start_read(mark, CL_INVALID_EVENT, later);
+    clReleaseEvent(mark);
     return r;
   };
   return run(d.hdr.id, c.cmd, d.waits, q, st, Pending::Plain, nullptr,
