@@ -19,3 +19,15 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/cross_platform PROPERTIES LABELS "remote" TIMEOUT 400
     PASS_REGULAR_EXPRESSION "cross_platform: PASS" FAIL_REGULAR_EXPRESSION "cross_platform: FAIL")
 endif()
+
+# remote/pointcloud_platforms: remote/pointcloud with the decoder and the compute device
+# of its second server in two contexts there, as the hevc device in PoCL's platform and
+# NVIDIA's GPU are: the decoded frame still must not cross the client link with P2P.
+if(BUILD_STREAM AND BUILD_HEVC AND ENABLE_REMOTE_SERVER)
+  add_test(NAME remote/pointcloud_platforms
+    COMMAND "${CMAKE_CURRENT_SOURCE_DIR}/test_pointcloud.sh" "${REMOTE_REPO_DIR}"
+            "${CMAKE_BINARY_DIR}/..")
+  set_tests_properties(remote/pointcloud_platforms PROPERTIES LABELS "remote"
+    TIMEOUT 300 SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "pointcloud: FAIL"
+    PASS_REGULAR_EXPRESSION "pointcloud: PASS" ENVIRONMENT "POCLD_CONTEXT_PER_DEVICE=1")
+endif()
