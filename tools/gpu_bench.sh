@@ -33,6 +33,7 @@ cc -O2 -o "$bin/completion_probe" "$repo/tools/bench/completion_probe.c" -lOpenC
 cc -O2 -o "$bin/arg_info_probe" "$repo/tools/bench/arg_info_probe.c" -lOpenCL
 cc -O2 -o "$bin/chain_probe" "$repo/tools/bench/chain_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/small_transfer_probe" "$repo/tools/bench/small_transfer_probe.c" -lOpenCL
+cc -O2 -o "$bin/wait_probe" "$repo/tools/bench/wait_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/tcp_streams_probe" "$repo/tools/bench/tcp_streams_probe.c" -lpthread
 cc -O2 -o "$bin/vecadd" "$repo/examples/remote/vecadd.c" -lOpenCL
 cc -O2 -o "$bin/matmul" "$repo/examples/remote/matmul.c" -lOpenCL
@@ -47,6 +48,7 @@ OCL_ICD_FILENAMES=$nv "$bin/completion_probe"
 OCL_ICD_FILENAMES=$nv "$bin/arg_info_probe"
 OCL_ICD_FILENAMES=$nv "$bin/chain_probe"
 OCL_ICD_FILENAMES=$nv "$bin/small_transfer_probe"
+OCL_ICD_FILENAMES=$nv "$bin/wait_probe"
 "$bin/tcp_streams_probe"
 
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)

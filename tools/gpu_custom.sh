@@ -110,11 +110,11 @@ for m in client p2p size; do
   POCL_DEVICES="remote remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
     POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 10))/1 \
     POCL_REMOTE2_PARAMETERS=127.0.0.1:$((port + 10))/0 OCL_ICD_FILENAMES=$pocl \
-    timeout 300 "$bin/pointcloud" 640 480 "$frames" $m
+    timeout 60 "$bin/pointcloud" 640 480 "$frames" $m
 done
 echo "== the same with the decoder on A (only decoded frames cross)"
 POCL_DEVICES="remote remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
   POCL_REMOTE1_PARAMETERS=127.0.0.1:$port/1 \
   POCL_REMOTE2_PARAMETERS=127.0.0.1:$((port + 10))/0 OCL_ICD_FILENAMES=$pocl \
-  timeout 300 "$bin/pointcloud" 640 480 "$frames" size
+  timeout 60 "$bin/pointcloud" 640 480 "$frames" size
 grep -i -E "hwaccel|cuda|nvdec|software" "$BUILD_DIR/pocld-b.log" | head -5
