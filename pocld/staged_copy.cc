@@ -18,6 +18,9 @@
 
 #include "log.hh"
 
+#include <mutex>
+#include <vector>
+
 namespace pocld {
 
 namespace {
@@ -50,6 +53,25 @@ void hop_after(cl_event ev, cl_event next, Staging *st)
     hop_done(ev, CL_INVALID_EVENT, h);
 }
 
+// Markers whose waits failed.  PoCL 3.1 locks a command that a failed
+// dependency finished once more after finishing it (pocl_update_event_failed),
+// so the marker's last reference must not go in its callback: the command
+// reader drops these at its next staged copy (the session's process ends
+// with the session).
+std::mutex g_failed_mu;
+std::vector<cl_event> g_failed_marks;
+
+void drop_failed_marks()
+{
+  std::vector<cl_event> marks;
+  {
+    std::lock_guard<std::mutex> lock(g_failed_mu);
+    marks.swap(g_failed_marks);
+  }
+  for (cl_event e : marks)
+    clReleaseEvent(e);
+}
+
 // The read of the source, enqueued once the command's waits are done.
 struct Read {
   cl_command_queue q; // the source device's transfer queue
@@ -58,6 +80,7 @@ struct Read {
   size_t origin[3], region[3];
   Staging *st;       // a reference, until the read is done
   cl_event go_write; // a reference: completed when the read is done
+  cl_event mark;     // a reference: the marker with the command's waits
 };
 
 cl_int enqueue_read(const Read &r, cl_event *ev)
@@ -74,6 +97,12 @@ cl_int enqueue_read(const Read &r, cl_event *ev)
 void CL_CALLBACK start_read(cl_event, cl_int status, void *user)
 {
   Read *r = static_cast<Read *>(user);
+  if (status == CL_COMPLETE)
+    clReleaseEvent(r->mark);
+  else {
+    std::lock_guard<std::mutex> lock(g_failed_mu);
+    g_failed_marks.push_back(r->mark);
+  }
   cl_event rd = nullptr;
   if (status == CL_COMPLETE && enqueue_read(*r, &rd) == CL_SUCCESS) {
     hop_after(rd, r->go_write, r->st);
@@ -122,12 +151,14 @@ bool Session::staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst)
     return true;
   }
   const cl_command_queue cq = q.q;
+  drop_failed_marks();
   Read rd{sq,
           image ? src.m : src.buf,
           image,
           {so[0], so[1], so[2]},
           {rg[0], rg[1], rg[2]},
           st,
+          nullptr,
           nullptr};
   rd.region[0] = image ? rg[0] : n;
   auto enqueue = [&](cl_uint nw, const cl_event *wl, cl_event *ev) {
@@ -167,10 +198,10 @@ bool Session::staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst)
     }
     Read *later = new Read(rd);
     later->go_write = go_write;
+    later->mark = mark; // start_read drops it
     clRetainMemObject(later->src);
     if (clSetEventCallback(mark, CL_COMPLETE, start_read, later) != CL_SUCCESS)
       start_read(mark, CL_INVALID_EVENT, later);
-    clReleaseEvent(mark);
     return r;
   };
   return run(d.hdr.id, c.cmd, d.waits, q, st, Pending::Plain, nullptr,
