@@ -153,6 +153,39 @@ image_move (void)
   CHECK (clReleaseMemObject (img));
 }
 
+/* A migration whose wait failed (a user event set to an error): the kernel
+   behind it fails too, and the devices go on.  */
+static void
+failed_wait (void)
+{
+  const size_t n = 1024;
+  cl_int err;
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, n * 4, NULL, &err);
+  CHECK (err);
+  int zero = 0;
+  CHECK (clEnqueueFillBuffer (queues[0], buf, &zero, 4, 0, n * 4, 0, NULL,
+                              NULL));
+  CHECK (clFinish (queues[0]));
+  cl_event ue = clCreateUserEvent (ctx, &err);
+  CHECK (err);
+  cl_event e0, e1;
+  add_on (0, buf, 1, n, &ue, &e0);
+  add_on (1, buf, 2, n, &e0, &e1);
+  CHECK (clFlush (queues[1]));
+  CHECK (clSetUserEventStatus (ue, -1));
+  cl_int st = CL_COMPLETE;
+  clWaitForEvents (1, &e1);
+  CHECK (clGetEventInfo (e1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof (st),
+                         &st, NULL));
+  if (st >= 0)
+    fail ("a kernel behind a failed migration wait ended with status %d", st);
+  CHECK (clReleaseEvent (ue));
+  CHECK (clReleaseEvent (e0));
+  CHECK (clReleaseEvent (e1));
+  CHECK (clReleaseMemObject (buf));
+  note ("a failed wait: the kernel behind the migration failed (%d)", st);
+}
+
 int
 main (void)
 {
@@ -191,6 +224,9 @@ main (void)
       round_trip (sizes[s], sizes[s] > 4 ? (sizes[s] / 2) & ~(size_t)3 : 4);
     }
   image_move ();
+  failed_wait ();
+  /* the devices still work */
+  round_trip (1 << 20, 0);
 
   for (d = 0; d < 2; ++d)
     {
