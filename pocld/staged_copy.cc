@@ -139,8 +139,9 @@ bool Session::staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst)
   cl_command_queue sq = nullptr;
   if (err == CL_SUCCESS)
     sq = transfer_queue(side, err);
-  // Pageable: NVIDIA reports a read into pinned staging that waited on a
-  // user event 12-20 ms late (doc/benchmarks.md, stop 14).
+  // Pageable: the write waits on a user event, and NVIDIA called a read of
+  // pinned staging behind one back 12-20 ms late (doc/benchmarks.md, stop
+  // 14); pinned staging is untried here.
   Staging *st = nullptr;
   if (err == CL_SUCCESS && (st = Staging::create(n, 1)) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;
@@ -183,6 +184,7 @@ bool Session::staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst)
         // It reads into the staging, whose reference run() drops now.
         st->refs.fetch_add(1);
         hop_after(read, nullptr, st);
+        clFlush(sq);
       }
       for (cl_event e : {go_write, read, mark})
         if (e != nullptr)
