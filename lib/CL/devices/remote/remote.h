@@ -446,6 +446,11 @@ void pocl_remote_connection_broken (remote_server *s);
 /* remote.c: CL_DEVICE_AVAILABLE of the server's devices */
 void pocl_remote_set_available (remote_server *s, cl_bool available);
 /* remote.c: the server's value of a device info PoCL keeps no field for */
+/* remote_devinfo.c: a DEVICE_INFO reply applied to the device (its name,
+   from CL_DEVICE_NAME, in *name), and the partitioning it offers.  */
+void pocl_remote_apply_device_info (cl_device_id dev, const char *p,
+                                    uint64_t len, char **name);
+void pocl_remote_set_partitioning (cl_device_id dev);
 cl_int pocl_remote_other_info (cl_device_id dev, cl_device_info param,
                                size_t param_value_size, void *param_value,
                                size_t *param_value_size_ret);
