@@ -21,15 +21,17 @@ constexpr uint64_t kInitialBuffer = 256u << 10;
 
 // How long the command reader polls its socket before it blocks: a client
 // waiting for a completion sends its next command about one round trip
-// after it, and the reader then takes it without a wake-up.  POCLD_SPIN_US;
-// 0 on two CPUs or fewer, where the spinner would take the CPU the
-// client's and the runtime's threads need.
+// after it, and the reader then takes it without a wake-up; 400 us covers
+// kernels of a few hundred us too (an H100's stream kernels over 2^25
+// doubles: 36-72 us less per kernel than 100, doc/benchmarks.md stop 14).
+// POCLD_SPIN_US; 0 on two CPUs or fewer, where the spinner would take the
+// CPU the client's and the runtime's threads need.
 std::chrono::nanoseconds spin_time()
 {
   static const std::chrono::nanoseconds t = [] {
     const char *env = getenv("POCLD_SPIN_US");
     long us = env != nullptr ? strtol(env, nullptr, 10)
-                             : (sysconf(_SC_NPROCESSORS_ONLN) > 2 ? 100 : 0);
+                             : (sysconf(_SC_NPROCESSORS_ONLN) > 2 ? 400 : 0);
     return std::chrono::microseconds(us > 0 ? us : 0);
   }();
   return t;

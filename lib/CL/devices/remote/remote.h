@@ -21,8 +21,10 @@
 #define REMOTE_EVENT_BUCKETS 1024
 #define REMOTE_FOREIGN_IDS 4
 /* Default spin before blocking on a completion, machines of > 2 CPUs
-   (pocl_remote_spin_ns).  */
-#define REMOTE_SPIN_US 50
+   (pocl_remote_spin_ns): long enough for kernels of a few hundred us (on
+   an H100, 400 instead of 50 here and in pocld took 36-72 us off each
+   stream kernel over 2^25 doubles; doc/benchmarks.md, stop 14).  */
+#define REMOTE_SPIN_US 400
 /* Lanes a connection opens (POCL_REMOTE_LANES): one per this many CPUs,
    up to POCL_REMOTE_MAX_LANES.  Each stream takes about a core at either
    end while it moves; over loopback on the H200 host (32 CPUs: 7 lanes),
