@@ -25,7 +25,10 @@ thread_local bool *t_drained = nullptr;
 void CL_CALLBACK on_event_complete(cl_event, cl_int status, void *user)
 {
   Pending *p = static_cast<Pending *>(user);
-  p->session->complete(p, status);
+  if (status < 0)
+    p->session->fail_later(p, status);
+  else
+    p->session->complete(p, status);
 }
 
 // Device timestamps of a profiled command, in server CLOCK_REALTIME ns.
@@ -410,6 +413,45 @@ void Session::waiter_loop()
     complete(p, st);
     lock.lock();
   }
+}
+
+void Session::fail_later(Pending *p, cl_int status)
+{
+  std::lock_guard<std::mutex> lock(failed_mu_);
+  failing_.emplace_back(p, status);
+  if (!failer_.joinable())
+    failer_ = std::thread(&Session::failer_loop, this);
+  failed_cv_.notify_one();
+}
+
+void Session::failer_loop()
+{
+  std::vector<std::pair<Pending *, cl_int>> batch;
+  std::unique_lock<std::mutex> lock(failed_mu_);
+  for (;;) {
+    failed_cv_.wait(lock, [&] { return failer_stop_ || !failing_.empty(); });
+    if (failing_.empty())
+      return;
+    batch.swap(failing_);
+    lock.unlock();
+    for (auto &f : batch)
+      complete(f.first, f.second);
+    batch.clear();
+    lock.lock();
+  }
+}
+
+void Session::stop_failer()
+{
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> lock(failed_mu_);
+    failer_stop_ = true;
+    t.swap(failer_);
+  }
+  failed_cv_.notify_one();
+  if (t.joinable())
+    t.join();
 }
 
 void Session::stop_waiter()

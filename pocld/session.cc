@@ -143,6 +143,7 @@ Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
 Session::~Session()
 {
   stop_waiter();
+  stop_failer();
   if (cmd_.fd >= 0)
     close(cmd_.fd);
   if (data_.fd >= 0)
@@ -684,6 +685,7 @@ void Session::teardown()
     drained_cv_.wait(lock, [&] { return inflight_.load() == 0; });
   }
   stop_waiter();
+  stop_failer();
   spare_.clear();
   for (cl_event ev : failed_)
     clReleaseEvent(ev);

@@ -348,6 +348,8 @@ public:
 
   // From the native runtime's event callback.
   void complete(Pending *p, cl_int exec_status);
+  // complete(), later and on a thread of its own (failed_mu_).
+  void fail_later(Pending *p, cl_int status);
 
 private:
   enum class Sock { Command, Data };
@@ -434,6 +436,8 @@ private:
   void wait_for(Pending *p);
   void waiter_loop();
   void stop_waiter();
+  void failer_loop();
+  void stop_failer();
 
   // commands.cc
   bool command(const Decoded &d);
@@ -638,6 +642,17 @@ private:
   std::deque<Pending *> waiting_;
   bool waiter_stop_ = false;
   std::thread waiter_;
+
+  // Failures called back: PoCL calls a failed command's callbacks while it
+  // still holds its failed dependency's event lock (pocl_broadcast), and
+  // complete() takes ev_mu_, under which the command reader retains events
+  // (a lock-order inversion ThreadSanitizer found): failer_ (started on
+  // first use) completes them instead.  Guarded by failed_mu_, a leaf lock.
+  std::mutex failed_mu_;
+  std::condition_variable failed_cv_;
+  std::vector<std::pair<Pending *, cl_int>> failing_;
+  bool failer_stop_ = false;
+  std::thread failer_;
 
   // Foreign events: the command reader and the peer readers.
   std::mutex foreign_mu_;
