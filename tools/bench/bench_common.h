@@ -1,7 +1,7 @@
 /* bench_common.h - what remote_bench and overhead_bench share: failing on
    an OpenCL error, the summary of a series of timings, the loopback TCP
-   round trip of the same run, and whether two remote devices share a
-   server.  */
+   round trip of the same run, whether two remote devices share a server,
+   and the migration of a buffer between two devices.  */
 
 #ifndef POCL_REMOTE_BENCH_COMMON_H
 #define POCL_REMOTE_BENCH_COMMON_H
@@ -124,6 +124,73 @@ same_server (const char *x, const char *y)
 {
   const char *sx = strrchr (x, '/'), *sy = strrchr (y, '/');
   return sx && sy && sx - x == sy - y && strncmp (x, y, sx - x) == 0;
+}
+
+/* Migrations between two devices (of two servers), in one context of
+   both: a buffer moves A -> B -> A ... with clEnqueueMigrateMemObjects,
+   each move waited for.  Before each move a kernel rewrites the buffer's
+   first byte (with its own value) where it is, untimed: otherwise both
+   would hold the latest content after the first round and nothing would
+   move.  The bytes are checked at the end.  */
+static inline stats
+migration (cl_device_id a, cl_device_id b, size_t size, int iters)
+{
+  cl_int err;
+  cl_device_id ids[2] = { a, b };
+  cl_context ctx = clCreateContext (NULL, 2, ids, NULL, NULL, &err);
+  CHECK (err);
+  cl_command_queue q[2];
+  q[0] = clCreateCommandQueue (ctx, a, 0, &err);
+  CHECK (err);
+  q[1] = clCreateCommandQueue (ctx, b, 0, &err);
+  CHECK (err);
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+  CHECK (err);
+  static const char *touch_src
+      = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
+  cl_program p = clCreateProgramWithSource (ctx, 1, &touch_src, NULL, &err);
+  CHECK (err);
+  CHECK (clBuildProgram (p, 2, ids, NULL, NULL, NULL));
+  cl_kernel touch = clCreateKernel (p, "touch", &err);
+  CHECK (err);
+  CHECK (clSetKernelArg (touch, 0, sizeof (buf), &buf));
+  size_t one = 1, i;
+  unsigned char *h = malloc (size), *back = malloc (size);
+  for (i = 0; i < size; ++i)
+    h[i] = (unsigned char)(i * 13 + 1);
+  CHECK (clEnqueueWriteBuffer (q[0], buf, CL_TRUE, 0, size, h, 0, NULL, NULL));
+  double *v = malloc (iters * sizeof (double));
+  int k;
+  for (k = -2; k < iters; ++k)
+    {
+      cl_command_queue from = q[(k + 2) % 2], to = q[(k + 3) % 2];
+      CHECK (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
+                                     NULL));
+      CHECK (clFinish (from));
+      double t0 = now_us ();
+      CHECK (clEnqueueMigrateMemObjects (to, 1, &buf, 0, 0, NULL, NULL));
+      CHECK (clFinish (to));
+      if (k >= 0)
+        v[k] = now_us () - t0;
+    }
+  CHECK (clEnqueueReadBuffer (q[0], buf, CL_TRUE, 0, size, back, 0, NULL,
+                              NULL));
+  if (memcmp (h, back, size))
+    {
+      fprintf (stderr, "migration of %zu bytes corrupted the data\n", size);
+      exit (1);
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  free (h);
+  free (back);
+  clReleaseMemObject (buf);
+  clReleaseKernel (touch);
+  clReleaseProgram (p);
+  clReleaseCommandQueue (q[0]);
+  clReleaseCommandQueue (q[1]);
+  clReleaseContext (ctx);
+  return s;
 }
 
 #endif

@@ -39,8 +39,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* ---- loopback TCP round trip: 64-byte ping-pong between two threads ---- */
-
 /* ---- devices ---- */
 
 typedef struct dev
@@ -367,72 +365,6 @@ stream (dev *d, size_t n, int iters, double best[NKERNELS])
   clReleaseMemObject (c);
 }
 
-/* ---- migrations ---- */
-
-/* A buffer moves A -> B -> A ... with clEnqueueMigrateMemObjects, each move
-   waited for; before each, an untimed kernel rewrites it where it is, so
-   that something moves (as remote_bench.c).  */
-static stats
-migration (dev *a, dev *b, size_t size, int iters)
-{
-  cl_int err;
-  cl_device_id ids[2] = { a->id, b->id };
-  cl_context ctx = clCreateContext (NULL, 2, ids, NULL, NULL, &err);
-  CHECK (err);
-  cl_command_queue q[2];
-  q[0] = clCreateCommandQueue (ctx, a->id, 0, &err);
-  CHECK (err);
-  q[1] = clCreateCommandQueue (ctx, b->id, 0, &err);
-  CHECK (err);
-  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, size, NULL, &err);
-  CHECK (err);
-  static const char *touch_src
-      = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
-  cl_program p = clCreateProgramWithSource (ctx, 1, &touch_src, NULL, &err);
-  CHECK (err);
-  CHECK (clBuildProgram (p, 2, ids, NULL, NULL, NULL));
-  cl_kernel touch = clCreateKernel (p, "touch", &err);
-  CHECK (err);
-  CHECK (clSetKernelArg (touch, 0, sizeof (buf), &buf));
-  size_t one = 1, i;
-  unsigned char *h = malloc (size), *back = malloc (size);
-  for (i = 0; i < size; ++i)
-    h[i] = (unsigned char)(i * 13 + 1);
-  CHECK (clEnqueueWriteBuffer (q[0], buf, CL_TRUE, 0, size, h, 0, NULL, NULL));
-  double *v = malloc (iters * sizeof (double));
-  int k;
-  for (k = -2; k < iters; ++k)
-    {
-      cl_command_queue from = q[(k + 2) % 2], to = q[(k + 3) % 2];
-      CHECK (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
-                                     NULL));
-      CHECK (clFinish (from));
-      double t0 = now_us ();
-      CHECK (clEnqueueMigrateMemObjects (to, 1, &buf, 0, 0, NULL, NULL));
-      CHECK (clFinish (to));
-      if (k >= 0)
-        v[k] = now_us () - t0;
-    }
-  CHECK (clEnqueueReadBuffer (q[0], buf, CL_TRUE, 0, size, back, 0, NULL,
-                              NULL));
-  if (memcmp (h, back, size))
-    {
-      fprintf (stderr, "migration of %zu bytes corrupted the data\n", size);
-      exit (1);
-    }
-  stats s = summarize (v, iters);
-  free (v);
-  free (h);
-  free (back);
-  clReleaseMemObject (buf);
-  clReleaseKernel (touch);
-  clReleaseProgram (p);
-  clReleaseCommandQueue (q[0]);
-  clReleaseCommandQueue (q[1]);
-  clReleaseContext (ctx);
-  return s;
-}
-
 /* Median GB/s of blocking writes and reads of `size` bytes.  */
 static void
 transfer_rate (dev *d, size_t size, int iters, double *wr, double *rd)
@@ -568,7 +500,7 @@ main (int argc, char **argv)
   if (peer.id && want (argc, argv, optind, "migrate"))
     {
       int n4 = iters / 4 > 40 ? iters / 4 : 40;
-      stats m4 = migration (&remote, &peer, 4, n4);
+      stats m4 = migration (remote.id, peer.id, 4, n4);
       printf ("\nmigration between servers: %s -> %s\n", remote.name,
               peer.name);
       printf ("4-byte migration (us, %d moves): min %.1f, median %.1f, p90 "
@@ -583,7 +515,7 @@ main (int argc, char **argv)
       size_t i;
       for (i = 0; i < 3; ++i)
         {
-          stats s = migration (&remote, &peer, sizes[i], i == 0 ? 10 : 4);
+          stats s = migration (remote.id, peer.id, sizes[i], i == 0 ? 10 : 4);
           double gbs = sizes[i] / s.median / 1e3;
           printf ("migration %3zu MiB: median %.1f us, %.2f GB/s = %.0f%% of "
                   "the client's write\n",

@@ -33,8 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- loopback TCP round trip: 64-byte ping-pong between two threads ---- */
-
 /* Loopback TCP bandwidth over `streams` connections, each moving its
    share of the bytes from a thread of its own.  Like iperf, from one
    untouched (zero-page) buffer into a 1 MiB one that stays in the cache;
@@ -298,74 +296,6 @@ bandwidth (dev *d, size_t size, int iters, double *wr, double *rd)
   clReleaseMemObject (b);
 }
 
-/* Migrations between two servers, in one context of both devices: a
-   buffer moves A -> B -> A ... with clEnqueueMigrateMemObjects, each move
-   waited for.  Before each move a kernel rewrites the buffer's first byte
-   (with its own value) where it is, untimed: otherwise both servers would
-   hold the latest content after the first round and nothing would move.
-   Returns the median microseconds per move.  */
-static double
-migration_us (dev *a, dev *b, size_t size, int iters)
-{
-  cl_int err;
-  cl_device_id ids[2] = { a->id, b->id };
-  cl_context ctx = clCreateContext (NULL, 2, ids, NULL, NULL, &err);
-  CHECK (err);
-  cl_command_queue q[2];
-  q[0] = clCreateCommandQueue (ctx, a->id, 0, &err);
-  CHECK (err);
-  q[1] = clCreateCommandQueue (ctx, b->id, 0, &err);
-  CHECK (err);
-  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, size, NULL, &err);
-  CHECK (err);
-  static const char *touch_src
-      = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
-  cl_program p = clCreateProgramWithSource (ctx, 1, &touch_src, NULL, &err);
-  CHECK (err);
-  CHECK (clBuildProgram (p, 2, ids, NULL, NULL, NULL));
-  cl_kernel touch = clCreateKernel (p, "touch", &err);
-  CHECK (err);
-  CHECK (clSetKernelArg (touch, 0, sizeof (buf), &buf));
-  size_t one = 1;
-  unsigned char *h = malloc (size), *back = malloc (size);
-  size_t i;
-  for (i = 0; i < size; ++i)
-    h[i] = (unsigned char)(i * 13 + 1);
-  CHECK (clEnqueueWriteBuffer (q[0], buf, CL_TRUE, 0, size, h, 0, NULL, NULL));
-  double *v = malloc (iters * sizeof (double));
-  int k;
-  for (k = -2; k < iters; ++k)
-    {
-      cl_command_queue from = q[(k + 2) % 2], to = q[(k + 3) % 2];
-      CHECK (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
-                                     NULL));
-      CHECK (clFinish (from));
-      double t0 = now_us ();
-      CHECK (clEnqueueMigrateMemObjects (to, 1, &buf, 0, 0, NULL, NULL));
-      CHECK (clFinish (to));
-      if (k >= 0)
-        v[k] = now_us () - t0;
-    }
-  /* the bytes survived the trip */
-  CHECK (clEnqueueReadBuffer (q[0], buf, CL_TRUE, 0, size, back, 0, NULL,
-                              NULL));
-  if (memcmp (h, back, size))
-    {
-      fprintf (stderr, "migration of %zu bytes corrupted the data\n", size);
-      exit (1);
-    }
-  stats s = summarize (v, iters);
-  free (v);
-  free (h);
-  free (back);
-  clReleaseMemObject (buf);
-  clReleaseKernel (touch);
-  clReleaseProgram (p);
-  clReleaseCommandQueue (q[0]);
-  clReleaseCommandQueue (q[1]);
-  clReleaseContext (ctx);
-  return s.median;
-}
 
 /* Same name up to the "/device)" suffix: one server.  */
 
@@ -558,7 +488,9 @@ main (int argc, char **argv)
 
   printf ("\nmigration between two servers: %s -> %s\n", remote.name,
           peer.name);
-  double m4 = migration_us (&remote, &peer, 4, iters / 4 > 20 ? iters / 4 : 20);
+  double m4
+      = migration (remote.id, peer.id, 4, iters / 4 > 20 ? iters / 4 : 20)
+            .median;
   printf ("%-34s %10.1f us (%.2fx the remote no-op; goal <= 1.5x)\n",
           "4-byte migration (median)", m4, m4 / rn.median);
   printf ("%-34s %12s %10s\n", "migration size", "median us", "GB/s");
@@ -569,7 +501,7 @@ main (int argc, char **argv)
     {
       size_t sz = sizes[i];
       int n = sz >= (64u << 20) ? 3 : sz >= (1u << 20) ? 10 : 50;
-      double us = migration_us (&remote, &peer, sz, n);
+      double us = migration (remote.id, peer.id, sz, n).median;
       printf ("%-34zu %12.1f %10.3f\n", sz, us, sz / us / 1e3);
     }
   return 0;
