@@ -194,10 +194,7 @@ bool Session::read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size)
 {
   const pocl_remote_mem_cmd &c = d.mem;
   const uint64_t id = d.hdr.id, n = c.data_size;
-  // Pageable behind a user event, as for a plain READ (Session::mem_command).
-  Staging *st = Staging::create(
-      n + (size ? 8 : 0), 1,
-      gated_now(d.waits, c.cmd.queue_id) ? nullptr : pinning(q, n));
+  Staging *st = Staging::create(n + (size ? 8 : 0), 1, read_pinning(d, q, n));
   if (st == nullptr) {
     complete_now(id, CL_OUT_OF_HOST_MEMORY);
     return true;
@@ -610,13 +607,8 @@ bool Session::mem_command(const Decoded &d)
     }
     if (type == POCL_RMSG_READ && c.data_size >= POCL_REMOTE_READ_STREAM_MIN)
       return read_stream(d, *q, *src, size);
-    // NVIDIA calls a read into pinned staging back 12-20 ms late when it
-    // waited on a user event (doc/benchmarks.md, stop 14), and pocld learns
-    // such a command's completion from its callback: pageable staging then.
-    Staging *st = Staging::create(
-        c.data_size + (size ? 16 : 0), 1,
-        gated_now(d.waits, c.cmd.queue_id) ? nullptr
-                                           : pinning(*q, c.data_size));
+    Staging *st = Staging::create(c.data_size + (size ? 16 : 0), 1,
+                                  read_pinning(d, *q, c.data_size));
     if (st == nullptr)
       return fail(CL_OUT_OF_HOST_MEMORY);
     st->size = c.data_size;

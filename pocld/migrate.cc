@@ -108,6 +108,19 @@ const Pinning *Session::pinning(const Queue &q, uint64_t size)
   return pin.q != nullptr ? &pin : nullptr;
 }
 
+// NVIDIA calls a read into pinned staging back 12-20 ms late when it waited
+// on a user event (doc/benchmarks.md, stop 14), and pocld learns such a
+// command's completion from its callback: pageable staging then.  Asked only
+// where pinning applies, so that other reads take no lock for it.
+const Pinning *Session::read_pinning(const Decoded &d, const Queue &q,
+                                     uint64_t size)
+{
+  const Pinning *pin = pinning(q, size);
+  if (pin != nullptr && gated_now(d.waits, d.mem.cmd.queue_id))
+    return nullptr;
+  return pin;
+}
+
 Mem *Session::find_mem(uint64_t id)
 {
   auto it = mems_.find(id);

@@ -520,6 +520,8 @@ private:
   // below kStagingLarge, so that small transfers never make the queue).
   // Command reader.
   const Pinning *pinning(const Queue &q, uint64_t size);
+  // pinning() for a READ, unless it would wait behind a user event.
+  const Pinning *read_pinning(const Decoded &d, const Queue &q, uint64_t size);
   // Would a command with these waits on this queue wait behind a user event
   // (Pending::gated), its completion then observed by a callback?
   bool gated_now(const WaitList &waits, uint64_t queue_id);
