@@ -16,7 +16,9 @@
 #     tools/bench_pointcloud.sh (4, all on the client, needs one platform with all
 #     three devices, which NVIDIA's is not).
 # Env (run): BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL (default
-# /usr/lib/libnvidia-opencl.so.1), PORT (default 23000), FRAMES (default 120).
+# /usr/lib/libnvidia-opencl.so.1), PORT (default 23000), FRAMES (default 120),
+# TRACE (a directory: both pocld and the pointcloud runs write command traces there,
+# doc/tracing.md; merge a run's client file with the servers' by tools/trace_merge.py).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 [[ $# -eq 2 ]] || { sed -n '5,5p;11,11p' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -94,10 +96,12 @@ done
 # lists CUSTOM devices after all platforms' others (doc/pocld.md).
 clip=$data/depth.hevc
 OCL_ICD_FILENAMES=$pocl POCL_DEVICES="stream hevc" POCL_STREAM0_PARAMETERS="$clip,chunk=hevc,loop" \
-  "$thin/pocld/pocld" --port "$port" --log-level info >"$BUILD_DIR/pocld-a.log" 2>&1 &
+  "$thin/pocld/pocld" --port "$port" --log-level info ${TRACE:+--trace "$TRACE/a"} \
+  >"$BUILD_DIR/pocld-a.log" 2>&1 &
 a=$!
 OCL_ICD_FILENAMES=$nv:$pocl POCL_DEVICES="hevc" \
-  "$thin/pocld/pocld" --port $((port + 10)) --log-level info >"$BUILD_DIR/pocld-b.log" 2>&1 &
+  "$thin/pocld/pocld" --port $((port + 10)) --log-level info ${TRACE:+--trace "$TRACE/b"} \
+  >"$BUILD_DIR/pocld-b.log" 2>&1 &
 b=$!
 trap 'kill $a $b 2>/dev/null; wait $a $b 2>/dev/null' EXIT
 sleep 3
@@ -110,7 +114,8 @@ for m in client p2p size; do
   POCL_DEVICES="remote remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
     POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 10))/1 \
     POCL_REMOTE2_PARAMETERS=127.0.0.1:$((port + 10))/0 OCL_ICD_FILENAMES=$pocl \
-    timeout 60 "$bin/pointcloud" 640 480 "$frames" $m
+    env ${TRACE:+"POCL_REMOTE_TRACE=$TRACE/client-$m.json"} timeout 60 "$bin/pointcloud" 640 480 \
+    "$frames" $m
 done
 echo "== the same with the decoder on A (only decoded frames cross)"
 POCL_DEVICES="remote remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
