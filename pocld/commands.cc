@@ -194,7 +194,8 @@ bool Session::read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size)
 {
   const pocl_remote_mem_cmd &c = d.mem;
   const uint64_t id = d.hdr.id, n = c.data_size;
-  Staging *st = Staging::create(n + (size ? 8 : 0), 1, read_pinning(d, q, n));
+  Staging *st = Staging::create(n + (size ? 8 : 0), 1,
+                                read_pinning(d.waits, d.mem.cmd.queue_id, q));
   if (st == nullptr) {
     complete_now(id, CL_OUT_OF_HOST_MEMORY);
     return true;
@@ -608,7 +609,7 @@ bool Session::mem_command(const Decoded &d)
     if (type == POCL_RMSG_READ && c.data_size >= POCL_REMOTE_READ_STREAM_MIN)
       return read_stream(d, *q, *src, size);
     Staging *st = Staging::create(c.data_size + (size ? 16 : 0), 1,
-                                  read_pinning(d, *q, c.data_size));
+                                  read_pinning(d.waits, c.cmd.queue_id, *q));
     if (st == nullptr)
       return fail(CL_OUT_OF_HOST_MEMORY);
     st->size = c.data_size;

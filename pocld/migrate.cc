@@ -97,7 +97,14 @@ cl_command_queue Session::transfer_queue(const Queue &q, cl_int &err)
 
 const Pinning *Session::pinning(const Queue &q, uint64_t size)
 {
-  if (size < kStagingLarge || !devs_.platforms[q.platform].pin_staging)
+  if (size < kStagingLarge)
+    return nullptr;
+  return platform_pinning(q);
+}
+
+const Pinning *Session::platform_pinning(const Queue &q)
+{
+  if (!devs_.platforms[q.platform].pin_staging)
     return nullptr;
   if (pins_.size() < devs_.platforms.size())
     pins_.resize(devs_.platforms.size(), Pinning{nullptr, nullptr});
@@ -108,15 +115,19 @@ const Pinning *Session::pinning(const Queue &q, uint64_t size)
   return pin.q != nullptr ? &pin : nullptr;
 }
 
-// NVIDIA calls a read into pinned staging back 12-20 ms late when it waited
-// on a user event (doc/benchmarks.md, stop 14), and pocld learns such a
-// command's completion from its callback: pageable staging then.  Asked only
-// where pinning applies, so that other reads take no lock for it.
-const Pinning *Session::read_pinning(const Decoded &d, const Queue &q,
-                                     uint64_t size)
+// Reads are pinned at every size: NVIDIA ends a non-blocking read into
+// pageable memory some 40 us after the command before it, one into pinned
+// memory some 5 us after (tools/bench/read_probe.c on an H100: the dot's
+// 4 KiB read-back).  But NVIDIA calls a read into pinned staging back 12-20
+// ms late when it waited on a user event (doc/benchmarks.md, stop 14), and
+// pocld learns such a command's completion from its callback: pageable
+// staging then.  The gating is asked only where pinning applies, so that
+// other reads take no lock for it.
+const Pinning *Session::read_pinning(const WaitList &waits, uint64_t queue_id,
+                                     const Queue &q)
 {
-  const Pinning *pin = pinning(q, size);
-  if (pin != nullptr && gated_now(d.waits, d.mem.cmd.queue_id))
+  const Pinning *pin = platform_pinning(q);
+  if (pin != nullptr && gated_now(waits, queue_id))
     return nullptr;
   return pin;
 }
@@ -138,9 +149,17 @@ bool Session::push(const Decoded &d)
   Mem *size = c.src_size_id ? find_buffer(c.src_size_id) : nullptr;
   Whole w;
   cl_int err = check_migration(c, q, src, c.src_size_id, size, w);
+  // Large buffers go in chunks, each sent as soon as it is read.
+  const bool stream =
+      err == CL_SUCCESS && src->pixel_size == 0 && c.size >= kStreamMin;
   Staging *st = nullptr;
+  // A streamed push is waited for by its pusher thread, never called back:
+  // read_pinning's exception for gated reads does not apply to it.
   if (err == CL_SUCCESS &&
-      (st = Staging::create(c.size + 8, 1, pinning(*q, c.size))) == nullptr)
+      (st = Staging::create(
+           c.size + 8, 1,
+           stream ? pinning(*q, c.size)
+                  : read_pinning(d.waits, c.cmd.queue_id, *q))) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;
   if (err != CL_SUCCESS) {
     LOG_WARN(sid_, "PUSH %llu to peer %u refused: %d", (unsigned long long)id,
@@ -160,7 +179,6 @@ bool Session::push(const Decoded &d)
   auto read_data = [&](cl_uint n, const cl_event *wl, cl_event *ev) {
     return read_whole(cq, *src, w, st->data(), n, wl, ev);
   };
-  const bool stream = src->pixel_size == 0 && c.size >= kStreamMin;
   std::vector<cl_event> chunks;
   std::vector<uint64_t> ends;
   cl_event size_read = nullptr;

@@ -88,10 +88,18 @@ Staging *pin_block(uint64_t size, const Pinning &pin)
 
 Staging *Staging::create(uint64_t size, int refs, const Pinning *pin)
 {
-  Staging *s =
-      size >= kStagingLarge ? pooled(size, pin ? pin->ctx : nullptr) : nullptr;
+  // Page-locked blocks take a buffer, a mapping and a driver call each:
+  // small ones come in powers of two from 4 KiB, so that one is kept for
+  // the next transfer of about the same size.
+  uint64_t block = size;
+  if (pin != nullptr && size < kStagingLarge)
+    block = uint64_t{1} << (64 - __builtin_clzll(
+                                     std::max(size, kPinnedSmallMin) - 1));
+  Staging *s = pin != nullptr || size >= kStagingLarge
+                   ? pooled(block, pin ? pin->ctx : nullptr)
+                   : nullptr;
   if (s == nullptr && pin != nullptr)
-    s = pin_block(size, *pin);
+    s = pin_block(block, *pin);
   if (s == nullptr) {
     if (size > SIZE_MAX - sizeof(Staging))
       return nullptr;
@@ -111,7 +119,7 @@ void Staging::unref()
 {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
     return;
-  if (capacity >= kStagingLarge) {
+  if (capacity >= kStagingLarge || pinned != nullptr) {
     std::lock_guard<std::mutex> lock(g_pool_mu);
     if (g_pool_bytes + capacity <= kPoolMax) {
       g_pool.push_back(this);

@@ -48,6 +48,8 @@ constexpr uint64_t kChunk = 4u << 20;
 // Staging of at least this size is pooled, and pinned where the platform
 // wants it (Staging::create).
 constexpr uint64_t kStagingLarge = 1u << 20;
+// The smallest block of pinned staging (reads are pinned at every size).
+constexpr uint64_t kPinnedSmallMin = 4u << 10;
 // A PUSH up to this size may be read with a blocking call (push_now).
 constexpr uint64_t kBlockingMax = 64u << 10;
 
@@ -74,7 +76,8 @@ struct Staging {
   Pinning pin{nullptr, nullptr}; // pinned's (both retained)
   uint8_t *data() { return bytes; }
   // pin: page-locked memory of that context if possible (Session::pinning
-  // gives one only for kStagingLarge and more).
+  // gives one for writes of kStagingLarge and more, read_pinning for reads
+  // of any size).
   static Staging *create(uint64_t size, int refs, const Pinning *pin = nullptr);
   void unref();
 };
@@ -515,13 +518,17 @@ private:
   // The session's private in-order queue on q's device, made on first use
   // (command reader only).
   cl_command_queue transfer_queue(const Queue &q, cl_int &err);
-  // Where a transfer of `size` bytes on q is staged: pinned memory of q's
+  // Where a write of `size` bytes on q is staged: pinned memory of q's
   // context, mapped on the transfer queue, or nullptr (the heap; always
-  // below kStagingLarge, so that small transfers never make the queue).
-  // Command reader.
+  // below kStagingLarge: NVIDIA takes small writes from pageable memory as
+  // fast).  Command reader.
   const Pinning *pinning(const Queue &q, uint64_t size);
-  // pinning() for a READ, unless it would wait behind a user event.
-  const Pinning *read_pinning(const Decoded &d, const Queue &q, uint64_t size);
+  // The pinned memory of q's platform, if it wants pinned staging.
+  const Pinning *platform_pinning(const Queue &q);
+  // Where a read on q with these waits is staged, at any size: pinned,
+  // unless it would wait behind a user event.
+  const Pinning *read_pinning(const WaitList &waits, uint64_t queue_id,
+                              const Queue &q);
   // Would a command with these waits on this queue wait behind a user event
   // (Pending::gated), its completion then observed by a callback?
   bool gated_now(const WaitList &waits, uint64_t queue_id);

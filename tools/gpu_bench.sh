@@ -4,7 +4,7 @@
 # there are two, both on GPU 0 otherwise), the example, the API and
 # multi-server tests and the benchmark through the remote devices (no-op,
 # chain, bandwidth, server-to-server migrations), matmul natively against
-# one and two remote GPUs, plus the four native probes and the loopback TCP
+# one and two remote GPUs, plus the native probes and the loopback TCP
 # streams probe whose figures doc/benchmarks.md quotes.  One device call
 # reproduces them.
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> tools/gpu_bench.sh [ITERATIONS]
@@ -34,6 +34,7 @@ cc -O2 -o "$bin/arg_info_probe" "$repo/tools/bench/arg_info_probe.c" -lOpenCL
 cc -O2 -o "$bin/chain_probe" "$repo/tools/bench/chain_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/small_transfer_probe" "$repo/tools/bench/small_transfer_probe.c" -lOpenCL
 cc -O2 -o "$bin/wait_probe" "$repo/tools/bench/wait_probe.c" -lOpenCL -lpthread
+cc -O2 -o "$bin/read_probe" "$repo/tools/bench/read_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/tcp_streams_probe" "$repo/tools/bench/tcp_streams_probe.c" -lpthread
 cc -O2 -o "$bin/vecadd" "$repo/examples/remote/vecadd.c" -lOpenCL
 cc -O2 -o "$bin/matmul" "$repo/examples/remote/matmul.c" -lOpenCL
@@ -49,6 +50,7 @@ OCL_ICD_FILENAMES=$nv "$bin/arg_info_probe"
 OCL_ICD_FILENAMES=$nv "$bin/chain_probe"
 OCL_ICD_FILENAMES=$nv "$bin/small_transfer_probe"
 OCL_ICD_FILENAMES=$nv "$bin/wait_probe"
+OCL_ICD_FILENAMES=$nv "$bin/read_probe"
 "$bin/tcp_streams_probe"
 
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
