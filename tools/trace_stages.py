@@ -2,12 +2,18 @@
 """Where the time of a chain and of a migration goes, from a merged PoCL-R
 trace (tools/trace_merge.py; doc/tracing.md).
 
-    tools/trace_stages.py MERGED.json [--chain N]
+    tools/trace_stages.py MERGED.json [--chain N] [--commands]
 
 Chains: runs of N (default 100) consecutive NDRANGE enqueues, as
 tools/bench/overhead_bench.c makes; per chain from the first enqueue to the
 last completion at the client, and the median over the chain's commands
 of each stage.
+
+Commands (--commands): per CL_COMMAND_* type, the median of each stage of
+a command's life (enqueue, send, pocld's receipt, its native enqueue and
+completion, the COMPLETION sent and read, the event complete), for the
+stream kernels' and the dot's read-back (tools/bench/overhead_bench.c
+stream).
 
 Migrations: each clEnqueueMigrateMemObjects that moved bytes between two
 servers (the client enqueues two migration commands within 100 us; a
@@ -93,6 +99,45 @@ def chains(evs, by_id, n):
               (a + " -> " + b, pct(gaps[a + " -> " + b], 0.5)))
 
 
+STAGES = ["enqueue", "send", "recv", "native_enqueue", "native_complete",
+          "completion_send", "completion", "complete"]
+CL_COMMAND = {0x11F0: "NDRANGE", 0x11F3: "READ_BUFFER",
+              0x11F4: "WRITE_BUFFER", 0x11F5: "COPY_BUFFER",
+              0x1206: "MIGRATE_MEM_OBJECTS", 0x1207: "FILL_BUFFER",
+              0x11FE: "MARKER"}
+
+
+def commands(evs, by_id):
+    """Per command type, the median time from one stage to the next, over
+    the commands that have both (an untracked command has no native
+    completion of its own)."""
+    kinds = collections.defaultdict(list)
+    for e in evs:
+        if e["name"] == "enqueue":
+            kinds[e["args"]["msg"]].append(e["args"]["id"])
+    for kind, ids in sorted(kinds.items()):
+        print("%s commands: %d" % (CL_COMMAND.get(kind, hex(kind)), len(ids)))
+        firsts = []
+        for i in ids:
+            t = {}
+            for e in by_id[i]:
+                t.setdefault(e["name"], e)
+            firsts.append(t)
+        for a, b in zip(STAGES, STAGES[1:]):
+            xs = [t[b]["ts"] - (t[a]["ts"] + t[a].get("dur", 0))
+                  for t in firsts if a in t and b in t]
+            if xs:
+                print("  %-34s n %5d  min %8.1f  median %8.1f  p90 %8.1f us"
+                      % ("end of " + a + " -> " + b, len(xs), min(xs),
+                         pct(xs, 0.5), pct(xs, 0.9)))
+        xs = [t["complete"]["ts"] - t["enqueue"]["ts"] for t in firsts
+              if "complete" in t]
+        if xs:
+            print("  %-34s n %5d  min %8.1f  median %8.1f  p90 %8.1f us"
+                  % ("enqueue -> complete", len(xs), min(xs), pct(xs, 0.5),
+                     pct(xs, 0.9)))
+
+
 def migrations(evs, by_id, names):
     mig = [e for e in evs if e["name"] == "enqueue"
            and e["args"]["msg"] == MIGRATE]
@@ -134,8 +179,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("merged")
     ap.add_argument("--chain", type=int, default=100)
+    ap.add_argument("--commands", action="store_true",
+                    help="stages per command type")
     a = ap.parse_args()
     evs, by_id, names = load(a.merged)
+    if a.commands:
+        commands(evs, by_id)
     chains(evs, by_id, a.chain)
     migrations(evs, by_id, names)
 
