@@ -18,7 +18,9 @@
 # Env (run): BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL (default
 # /usr/lib/libnvidia-opencl.so.1), PORT (default 23000), FRAMES (default 120),
 # TRACE (a directory: both pocld and the pointcloud runs write command traces there,
-# doc/tracing.md; merge a run's client file with the servers' by tools/trace_merge.py).
+# doc/tracing.md; merge a run's client file with the servers' by tools/trace_merge.py),
+# GPU_A and GPU_B (the GPU of server A, whose decoder may use NVDEC, and of server B;
+# default 0: both on the first).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 [[ $# -eq 2 ]] || { sed -n '5,5p;11,11p' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -96,10 +98,10 @@ done
 # lists CUSTOM devices after all platforms' others (doc/pocld.md).
 clip=$data/depth.hevc
 OCL_ICD_FILENAMES=$pocl POCL_DEVICES="stream hevc" POCL_STREAM0_PARAMETERS="$clip,chunk=hevc,loop" \
-  "$thin/pocld/pocld" --port "$port" --log-level info ${TRACE:+--trace "$TRACE/a"} \
+  CUDA_VISIBLE_DEVICES=${GPU_A:-0} "$thin/pocld/pocld" --port "$port" --log-level info ${TRACE:+--trace "$TRACE/a"} \
   >"$BUILD_DIR/pocld-a.log" 2>&1 &
 a=$!
-OCL_ICD_FILENAMES=$nv:$pocl POCL_DEVICES="hevc" \
+OCL_ICD_FILENAMES=$nv:$pocl POCL_DEVICES="hevc" CUDA_VISIBLE_DEVICES=${GPU_B:-0} \
   "$thin/pocld/pocld" --port $((port + 10)) --log-level info ${TRACE:+--trace "$TRACE/b"} \
   >"$BUILD_DIR/pocld-b.log" 2>&1 &
 b=$!

@@ -7,7 +7,8 @@
    against a CPU reference.
 
    Usage: remote_matmul [N [DEVICES [REPEAT]]]
-     N: matrix size (N x N floats, default 512, a multiple of 16)
+     N: matrix size (N x N floats, default 512, a multiple of 16, at most
+        16384)
      DEVICES: how many of the platform's devices to use (default all)
      REPEAT: timed repetitions after one warm-up (default 3)
    Prints "matmul: verified NxN (R rows checked) on D devices, best T ms"
@@ -81,9 +82,11 @@ main (int argc, char **argv)
   cl_uint n = argc > 1 ? (cl_uint)strtoul (argv[1], NULL, 10) : 512;
   cl_uint want = argc > 2 ? (cl_uint)strtoul (argv[2], NULL, 10) : 0;
   int repeat = argc > 3 ? atoi (argv[3]) : 3;
-  if (n == 0 || n % TILE != 0 || n > 8192 || repeat < 1)
+  /* up to 16384: every sum of small integers stays exact in a float, and
+     an index in a matrix fits the kernel's uint */
+  if (n == 0 || n % TILE != 0 || n > 16384 || repeat < 1)
     {
-      fprintf (stderr, "matmul: N must be a multiple of %d up to 8192\n",
+      fprintf (stderr, "matmul: N must be a multiple of %d up to 16384\n",
                TILE);
       return 2;
     }

@@ -14,15 +14,16 @@
    - migrate: with a second remote device on another server, a 4-byte
               clEnqueueMigrateMemObjects + clFinish between the servers
               (min, median, p90: a median far above the minimum means that
-              something waits), and 16 / 64 / 256 MiB migrations against
-              the client's own 64 MiB write and read rate of the same run.
+              something waits), and 16 / 64 / 256 MiB migrations (and 1 GiB
+              with -g) against the client's own 64 MiB write and read rate
+              of the same run.
 
    Devices as in remote_bench.c: the first "pocl-remote" device is the
    remote one, the next one on another server the migration peer, the first
    other device (or the one whose name contains $BENCH_LOCAL) the native
    reference.
 
-     overhead_bench [-n LOG2_ELEMENTS] [-i ITERATIONS] [PARTS...]
+     overhead_bench [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] [PARTS...]
 
    PARTS are noop, stream, chain, migrate (default: all).  */
 
@@ -415,8 +416,8 @@ want (int argc, char **argv, int first, const char *part)
 int
 main (int argc, char **argv)
 {
-  int log2n = 25, iters = 1000, opt;
-  while ((opt = getopt (argc, argv, "n:i:")) != -1)
+  int log2n = 25, iters = 1000, gib = 0, opt;
+  while ((opt = getopt (argc, argv, "n:i:g")) != -1)
     switch (opt)
       {
       case 'n':
@@ -425,8 +426,11 @@ main (int argc, char **argv)
       case 'i':
         iters = atoi (optarg);
         break;
+      case 'g':
+        gib = 1;
+        break;
       default:
-        fprintf (stderr, "usage: %s [-n LOG2_ELEMENTS] [-i ITERATIONS] "
+        fprintf (stderr, "usage: %s [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] "
                          "[noop|stream|chain|migrate...]\n",
                  argv[0]);
         return 2;
@@ -511,13 +515,14 @@ main (int argc, char **argv)
       double wr, rd;
       transfer_rate (&remote, 64u << 20, 5, &wr, &rd);
       printf ("client 64 MiB write / read: %.2f / %.2f GB/s\n", wr, rd);
-      static const size_t sizes[] = { 16u << 20, 64u << 20, 256u << 20 };
+      static const size_t sizes[] = { 16u << 20, 64u << 20, 256u << 20,
+                                      1u << 30 };
       size_t i;
-      for (i = 0; i < 3; ++i)
+      for (i = 0; i < 3u + gib; ++i)
         {
           stats s = migration (remote.id, peer.id, sizes[i], i == 0 ? 10 : 4);
           double gbs = sizes[i] / s.median / 1e3;
-          printf ("migration %3zu MiB: median %.1f us, %.2f GB/s = %.0f%% of "
+          printf ("migration %4zu MiB: median %.1f us, %.2f GB/s = %.0f%% of "
                   "the client's write\n",
                   sizes[i] >> 20, s.median, gbs, 100 * gbs / wr);
         }
