@@ -435,11 +435,14 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   if (s->staging != nullptr && !s->image && (len > written || write_err)) {
     cl_event e = nullptr;
     cl_int err = write_err;
+    const uint64_t write_t0 = POCLD_TRACE_T0();
     if (err == CL_SUCCESS)
       err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset + written,
                                  len - written,
                                  s->staging->data() + pd.offset + written, 0,
                                  nullptr, &e);
+    POCLD_TRACE_SPAN(NativeEnqueue, h.id, POCL_RMSG_PEER_DATA, len - written,
+                     write_t0);
     if (err != CL_SUCCESS) {
       // Failed now, and the slot drops the chunks still to come: a slot
       // taken away would leave them waiting for it.
@@ -478,7 +481,9 @@ void Session::run_peer(uint32_t index)
   LOG_DEBUG(sid_, "peer %u attached", index);
   for (;;) {
     pocl_remote_hdr h;
-    if (!recv_exact(c, &h, sizeof h))
+    // A 4-byte migration's PEER_DATA came 22 us after it was sent to a
+    // sleeping reader (two H200), a wake-up on the migration's path.
+    if (!recv_exact_spin(c, &h, sizeof h))
       break;
     DecodeError e;
     if (!check_peer_header(h, e)) {

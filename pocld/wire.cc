@@ -19,9 +19,10 @@ namespace {
 constexpr uint64_t kHdr = sizeof(pocl_remote_hdr);
 constexpr uint64_t kInitialBuffer = 256u << 10;
 
-// How long the command reader polls its socket before it blocks: a client
-// waiting for a completion sends its next command about one round trip
-// after it, and the reader then takes it without a wake-up; 400 us covers
+// How long the command reader (and a peer reader) polls its socket before it
+// blocks: a client waiting for a completion sends its next command about
+// one round trip after it, and the reader then takes it without a wake-up;
+// a migration's bytes follow its PUSH as closely; 400 us covers
 // kernels of a few hundred us too (an H100's stream kernels over 2^25
 // doubles: 36-72 us less per kernel than 100, doc/benchmarks.md stop 14).
 // POCLD_SPIN_US; 0 on two CPUs or fewer, where the spinner would take the
@@ -215,6 +216,18 @@ bool recv_exact(Conn c, void *buf, uint64_t n)
       return false;
   }
   return true;
+}
+
+bool recv_exact_spin(Conn c, void *buf, uint64_t n)
+{
+  // TLS buffers records of its own: only plain sockets are polled.
+  if (c.tls != nullptr || n == 0)
+    return recv_exact(c, buf, n);
+  ssize_t r = recv_spin(c.fd, buf, n);
+  if (r == 0 || (r < 0 && errno != EINTR))
+    return false;
+  r = r < 0 ? 0 : r;
+  return recv_exact(c, static_cast<char *>(buf) + r, n - uint64_t(r));
 }
 
 bool recv_discard(Conn c, uint64_t n)

@@ -110,6 +110,9 @@ bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
                       uint32_t num_devices, const uint64_t *seen = nullptr);
 // Blocks until n bytes arrived; false on EOF or error.
 bool recv_exact(Conn c, void *buf, uint64_t n);
+// recv_exact, polling the socket first for as long as the command reader
+// does (POCLD_SPIN_US): for readers whose next message is often close.
+bool recv_exact_spin(Conn c, void *buf, uint64_t n);
 // Reads and drops n bytes (a payload nobody wants); false as recv_exact.
 bool recv_discard(Conn c, uint64_t n);
 // As recv_exact, but gives up after timeout_ms in total.
