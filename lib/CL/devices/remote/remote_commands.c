@@ -255,9 +255,9 @@ pocl_remote_wait_server (_cl_command_node *node, remote_server *own)
 
 /* A buffer moves from the device that has its latest content to this one.
    On one server: a native copy between the two devices' objects.  Between
-   servers: MIGRATE_IN tells this server (s) to expect the bytes, then PUSH,
-   with the wait list, tells the source server to send them once ready.  The
-   migration event completes on s.  */
+   servers: PUSH, with the wait list, tells the source server to send the
+   bytes once ready, then MIGRATE_IN tells this server (s) to expect them.
+   The migration event completes on s.  */
 static int
 send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
           pocl_remote_mem_cmd *m, struct iovec *waits, cl_mem mem, int image)
@@ -300,14 +300,18 @@ send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
       if (mi.src_size_id)
         mi.dst_size_id = pocl_remote_wire_id (sb->id, dst);
     }
-  if (pocl_remote_send (s, 0, POCL_RMSG_MIGRATE_IN, re->id, &mi, sizeof (mi),
-                        NULL, 0))
+  /* PUSH first: the source has a read to do before it sends, the
+     destination only a slot to set up before the bytes come (its peer
+     reader waits for the slot if they come first).  */
+  pocl_remote_migrate push = mi;
+  push.cmd = m->cmd;
+  push.cmd.queue_id = src_q->id;
+  push.peer = s->index;
+  if (pocl_remote_send (sd->server, 0, POCL_RMSG_PUSH, re->id, &push,
+                        sizeof (push), waits, 1))
     return -1;
-  mi.cmd = m->cmd;
-  mi.cmd.queue_id = src_q->id;
-  mi.peer = s->index;
-  return pocl_remote_send (sd->server, 0, POCL_RMSG_PUSH, re->id, &mi,
-                           sizeof (mi), waits, 1);
+  return pocl_remote_send (s, 0, POCL_RMSG_MIGRATE_IN, re->id, &mi,
+                           sizeof (mi), NULL, 0);
 }
 
 /* Whole-object transfers between mem_host_ptr and the device, which PoCL
