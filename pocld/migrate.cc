@@ -372,11 +372,13 @@ bool Session::push_now(const Decoded &d, Queue &q, Mem &src, Mem *size,
     if (d.waits[i].origin != POCL_REMOTE_WAIT_SAME_SERVER)
       return false;
   cl_int err = CL_SUCCESS;
+  const uint64_t trace_t0 = POCLD_TRACE_T0();
   if (size != nullptr)
     err = clEnqueueReadBuffer(q.q, size->buf, CL_TRUE, 0, 8,
                               st->data() + c.size, 0, nullptr, nullptr);
   if (err == CL_SUCCESS)
     err = read_whole(q.q, src, w, st->data(), 0, nullptr, nullptr, CL_TRUE);
+  POCLD_TRACE_SPAN(NativeEnqueue, d.hdr.id, d.hdr.type, c.size, trace_t0);
   send_push(push_, st, err);
   st->unref();
   return true;

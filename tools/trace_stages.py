@@ -19,8 +19,9 @@ Migrations: each clEnqueueMigrateMemObjects that moved bytes between two
 servers (the client enqueues two migration commands within 100 us; a
 PEER_DATA carries the bytes), grouped by size and direction: min, median
 and p90 of the total and of each hop (client to source, source's receipt
-to PEER_DATA sent, PEER_DATA to its receipt, receipt to COMPLETION sent,
-COMPLETION to the client).  Hops from one process to another are exact only
+to PEER_DATA sent and of that the source's read, PEER_DATA to its receipt,
+receipt to COMPLETION sent and of that the destination's write until it
+was seen complete, COMPLETION to the client).  Hops from one process to another are exact only
 within the servers' clock uncertainty, which it prints first.
 """
 import argparse
@@ -157,22 +158,37 @@ def migrations(evs, by_id, names):
         done = [e for e in ev if e["name"] == "complete"]
         if None in (push, ps, pr, cs, cc) or not done:
             continue
+        # The source's read (a blocking one for small pushes) and the
+        # destination's write, where pocld traced them.
+        rd = [e for e in ev if e["name"] == "native_enqueue"
+              and e["pid"] == push["pid"] and e["ts"] >= push["ts"]]
+        wr = [e for e in ev if e["name"] == "native_enqueue"
+              and e["pid"] == pr["pid"] and e["ts"] >= pr["ts"]]
+        nc = [e for e in ev if e["name"] == "native_complete"
+              and e["pid"] == pr["pid"] and e["ts"] >= pr["ts"]]
         size = sum(e["args"]["bytes"] for e in ev if e["name"] == "peer_send")
         t0 = a["ts"]
         key = (size, names.get(push["pid"], push["pid"]))
-        groups[key].append((max(e["ts"] for e in done) - t0,
-                            push["ts"] - t0, ps["ts"] - push["ts"],
-                            pr["ts"] - ps["ts"], cs["ts"] - pr["ts"],
-                            cc["ts"] - cs["ts"]))
+        read_end = rd[0]["ts"] + rd[0].get("dur", 0) if rd else None
+        written = nc[-1]["ts"] if nc else None
+        groups[key].append((
+            max(e["ts"] for e in done) - t0, push["ts"] - t0,
+            ps["ts"] - push["ts"],
+            None if read_end is None else read_end - push["ts"],
+            pr["ts"] - ps["ts"], cs["ts"] - pr["ts"],
+            None if written is None else written - pr["ts"],
+            cc["ts"] - cs["ts"]))
     hops = ["total", "client -> source's receipt", "receipt -> PEER_DATA",
-            "PEER_DATA -> its receipt", "receipt -> COMPLETION sent",
+            "  of which the read", "PEER_DATA -> its receipt",
+            "receipt -> COMPLETION sent", "  of which the write",
             "COMPLETION -> client"]
     for (size, src), v in sorted(groups.items()):
         print("migrations of %d bytes, PUSH to %s: %d" % (size, src, len(v)))
         for j, h in enumerate(hops):
-            xs = [x[j] for x in v]
-            print("  %-30s min %9.1f  median %9.1f  p90 %9.1f us" %
-                  (h, min(xs), pct(xs, 0.5), pct(xs, 0.9)))
+            xs = [x[j] for x in v if x[j] is not None]
+            if xs:
+                print("  %-30s min %9.1f  median %9.1f  p90 %9.1f us" %
+                      (h, min(xs), pct(xs, 0.5), pct(xs, 0.9)))
 
 
 def main():
