@@ -4,6 +4,7 @@
 #   - examples/remote/matmul at each size of MATMUL_SIZES natively on one GPU and
 #     on 1, 2, 4 ... remote GPUs (powers of two up to the GPU count), with the
 #     parallel efficiency native / (k x remote time on k GPUs);
+#   - one round of the largest matmul on all GPUs, traced ($OUT/matmul-trace.json);
 #   - overhead_bench between the pocld of GPU 0 and that of GPU 1: the no-op, the
 #     4-byte migration against it, and 16 MiB to 1 GiB migrations against the
 #     client's own write rate of the same run; then the same with their
@@ -37,7 +38,7 @@ bash "$repo/tools/build.sh" --thin >"$logs/build.log" 2>&1 \
   || { echo "gpu_multi: build failed, see $logs/build.log"; tail -20 "$logs/build.log"; exit 1; }
 cc -O2 -o "$bin/matmul" "$repo/examples/remote/matmul.c" -lOpenCL
 cc -O2 -o "$bin/overhead_bench" "$repo/tools/bench/overhead_bench.c" -lOpenCL -lpthread -lm
-echo "== built in $(($(date +%s) - t0)) s at $(git -C "$repo" rev-parse --short HEAD 2>/dev/null)"
+echo "== built in $(($(date +%s) - t0)) s"
 nvidia-smi -L
 nvidia-smi topo -m 2>/dev/null | head -8
 gpus=$(nvidia-smi -L | wc -l)
@@ -92,6 +93,28 @@ for n in ${MATMUL_SIZES:-8192 16384}; do
     fi
   done
 done
+
+# Where the largest one's time goes: one traced round on all GPUs, its merged
+# trace in $logs/matmul-trace.json (doc/tracing.md; Perfetto shows it).
+n=${MATMUL_SIZES:-8192 16384}
+n=${n##* }
+if ((gpus >= 2)); then
+  echo "== matmul ${n}x${n} on $gpus remote GPUs, traced"
+  for ((i = 0; i < gpus; ++i)); do
+    start_pocld "$i" $((port + 300 + 10 * i)) --trace "$logs/mm-$i"
+    wait_listening "$logs/pocld-$((port + 300 + 10 * i)).log"
+  done
+  (remotes "$gpus"
+   for ((i = 0; i < gpus; ++i)); do
+     export POCL_REMOTE${i}_PARAMETERS=127.0.0.1:$((port + 300 + 10 * i))/0
+   done
+   POCL_REMOTE_TRACE=$logs/mm-client.json OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so \
+     timeout 300 "$bin/matmul" "$n" "$gpus" 1)
+  kill "${pids[@]: -$gpus}"
+  wait "${pids[@]: -$gpus}" 2>/dev/null
+  python3 "$repo/tools/trace_merge.py" -o "$logs/matmul-trace.json" \
+    "$logs/mm-client.json" "$logs"/mm-[0-9].*.json
+fi
 
 if ((gpus >= 2)); then
   echo "== overhead_bench between the pocld of GPU 0 and GPU 1"
