@@ -102,10 +102,13 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
   b.kernel_id = pocl_remote_wire_id (run->kernel->id, dev);
   b.work_dim = pc->work_dim;
   b.num_args = meta->num_args;
+  /* Without the application's local size the server's runtime chooses
+     one: PoCL's choice for the device (1024 for BabelStream's copy on an
+     H100) ran 7% slower there than NVIDIA's own (patch 0170).  */
   for (i = 0; i < 3; ++i)
     {
       b.offset[i] = pc->global_offset[i];
-      b.local[i] = pc->local_size[i];
+      b.local[i] = run->local_size_chosen ? 0 : pc->local_size[i];
       b.global[i] = pc->num_groups[i] * pc->local_size[i];
     }
 
