@@ -32,8 +32,7 @@ main (void)
     return 1;
   clSetKernelArg (k, 0, sizeof a, &a);
   clSetKernelArg (k, 1, sizeof b, &b);
-  clGetKernelWorkGroupInfo (k, d, CL_KERNEL_WORK_GROUP_SIZE, sizeof max, &max,
-                            NULL);
+  clGetDeviceInfo (d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max, &max, NULL);
   for (size_t l = 16; l <= max; l *= 2)
     {
       size_t local = l, *lp = l == 16 ? NULL : &local;
