@@ -73,6 +73,22 @@ for t in api_buffers api_events api_programs; do
     > "$logs/$t.log" 2>&1
   tail -n1 "$logs/$t.log"
 done
+# Over PoCL 5's CPU device where the machine has Ubuntu's (issue 17): a pocld
+# serving it, and overhead_bench's native reference in a process of its own
+# (BENCH_NATIVE_ICD: two PoCLs cannot share one).
+p5=${POCL5:-/usr/lib/x86_64-linux-gnu/libpocl.so.2}
+if [[ -f $p5 ]]; then
+  echo "== issue 17 over PoCL 5's CPU device ($p5)"
+  env -u POCL_BUILDING -u POCL_DEVICES OCL_ICD_FILENAMES=$p5 "$thin/pocld/pocld" \
+    --port $((port + 60)) > "$logs/pocld-pocl5.log" 2>&1 &
+  p5d=$!
+  sleep 3
+  POCL_REMOTE0_PARAMETERS=127.0.0.1:$((port + 60))/0 BENCH_NATIVE_ICD=$p5 \
+    OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so timeout 400 "$bin/overhead_bench" \
+    -n "${STREAM_LOG2:-25}" -i "$iters" noop chain
+  kill $p5d
+  wait $p5d 2>/dev/null
+fi
 if [[ ${QUICK:-0} == 1 ]]; then
   OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv BENCH_LOCAL=NVIDIA \
     timeout 400 "$bin/bench" "$iters"

@@ -21,7 +21,10 @@
    Devices as in remote_bench.c: the first "pocl-remote" device is the
    remote one, the next one on another server the migration peer, the first
    other device (or the one whose name contains $BENCH_LOCAL) the native
-   reference.
+   reference.  With BENCH_NATIVE_ICD=LIBRARY the native reference is that
+   OpenCL library's device, measured first in a child process that loads
+   only it: another PoCL (5's CPU device) cannot live in one process with
+   the client's (one soname).
 
      overhead_bench [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] [PARTS...]
 
@@ -38,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- devices ---- */
@@ -117,12 +121,19 @@ kernel (dev *d, const char *name)
   return k;
 }
 
+/* local NULL: only the remote devices (the native one is measured in a
+   process of its own, see native_child); remote NULL: only the local one.  */
 static int
 find_devices (dev *remote, dev *local, dev *peer)
 {
   cl_platform_id plats[16];
   cl_uint np = 0, i, j;
   const char *want = getenv ("BENCH_LOCAL");
+  dev none_local, none_remote, none_peer;
+  if (local == NULL)
+    local = &none_local;
+  if (remote == NULL)
+    remote = &none_remote, peer = &none_peer;
   memset (remote, 0, sizeof (*remote));
   memset (local, 0, sizeof (*local));
   memset (peer, 0, sizeof (*peer));
@@ -151,9 +162,15 @@ find_devices (dev *remote, dev *local, dev *peer)
             }
         }
     }
-  if (!remote->id || !local->id)
-    fprintf (stderr, "need a pocl-remote device and a local device\n");
-  return remote->id && local->id;
+  int ok = (remote == &none_remote || remote->id)
+           && (local == &none_local || local->id);
+  if (!ok)
+    fprintf (stderr, "need %s\n",
+             local == &none_local     ? "a pocl-remote device"
+             : remote == &none_remote ? "a local device"
+                                      : "a pocl-remote device and a local "
+                                        "device");
+  return ok;
 }
 
 /* ---- no-op and chain ---- */
@@ -413,6 +430,62 @@ want (int argc, char **argv, int first, const char *part)
   return 0;
 }
 
+/* A local device's figures, measured where the remote ones are not.  */
+typedef struct native
+{
+  char name[256];
+  cl_uint units;
+  stats noop, chain;
+  double stream[NKERNELS];
+} native;
+
+/* BENCH_NATIVE_ICD: the native device is another build of the same
+   library as the client's (PoCL 5's CPU device beside our PoCL: one
+   soname, so the second one loaded in a process finds no devices), so it
+   runs in a child process of its own that loads only that library, before
+   the remote parts; its figures come back through a pipe.  */
+static int
+native_child (const char *icd, int argc, char **argv, int first, int log2n,
+              int iters, native *out)
+{
+  int fd[2];
+  if (pipe (fd) != 0)
+    return 0;
+  fflush (stdout);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (fd[0]);
+      setenv ("OCL_ICD_FILENAMES", icd, 1);
+      /* The client's settings: with our build tree's POCL_BUILDING an
+         installed PoCL finds no drivers, and POCL_DEVICES names the
+         remote ones.  */
+      unsetenv ("POCL_BUILDING");
+      unsetenv ("POCL_DEVICES");
+      dev local;
+      native n;
+      memset (&n, 0, sizeof (n));
+      if (!find_devices (NULL, &local, NULL))
+        _exit (1);
+      setup (&local);
+      strcpy (n.name, local.name);
+      n.units = local.units;
+      n.noop = noop_latency (&local, iters);
+      if (want (argc, argv, first, "stream"))
+        stream (&local, (size_t)1 << log2n, 20, n.stream);
+      if (want (argc, argv, first, "chain"))
+        n.chain = chain (&local, 100, 20);
+      _exit (write (fd[1], &n, sizeof (n)) == (ssize_t)sizeof (n) ? 0 : 1);
+    }
+  close (fd[1]);
+  ssize_t got = pid > 0 ? read (fd[0], out, sizeof (*out)) : -1;
+  close (fd[0]);
+  int status = 0;
+  if (pid > 0)
+    waitpid (pid, &status, 0);
+  return got == (ssize_t)sizeof (*out);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -435,15 +508,30 @@ main (int argc, char **argv)
                  argv[0]);
         return 2;
       }
+  /* Before this process loads any OpenCL library.  */
+  const char *icd = getenv ("BENCH_NATIVE_ICD");
+  native nat;
+  if (icd && !native_child (icd, argc, argv, optind, log2n, iters, &nat))
+    {
+      fprintf (stderr, "no native figures from %s\n", icd);
+      return 1;
+    }
   dev remote, local, peer;
-  if (!find_devices (&remote, &local, &peer))
+  if (!find_devices (&remote, icd ? NULL : &local, &peer))
     return 1;
   setup (&remote);
-  setup (&local);
-  printf ("remote: %s\nnative: %s\n", remote.name, local.name);
+  if (icd)
+    {
+      strcpy (local.name, nat.name);
+      local.units = nat.units;
+    }
+  else
+    setup (&local);
+  printf ("remote: %s\nnative: %s%s\n", remote.name, local.name,
+          icd ? " (measured first, in a process of its own)" : "");
 
   stats rtt = loopback_rtt (iters);
-  stats ln = noop_latency (&local, iters);
+  stats ln = icd ? nat.noop : noop_latency (&local, iters);
   stats rn = noop_latency (&remote, iters);
   stats rtt2 = loopback_rtt (iters);
   double r = (rtt.median + rtt2.median) / 2;
@@ -465,7 +553,10 @@ main (int argc, char **argv)
       size_t n = (size_t)1 << log2n;
       double nb[NKERNELS], rb[NKERNELS];
       int i;
-      stream (&local, n, 20, nb);
+      if (icd)
+        memcpy (nb, nat.stream, sizeof (nb));
+      else
+        stream (&local, n, 20, nb);
       stream (&remote, n, 20, rb);
       printf ("\nstream kernels, 3 arrays of 2^%d doubles, best of 20, "
               "%u / %u partial sums (us; GB/s)\n",
@@ -488,7 +579,7 @@ main (int argc, char **argv)
 
   if (want (argc, argv, optind, "chain"))
     {
-      stats lc = chain (&local, 100, 20);
+      stats lc = icd ? nat.chain : chain (&local, 100, 20);
       stats rc = chain (&remote, 100, 20);
       printf ("\n%-28s %10s %10s %10s\n", "100-kernel chain (us)", "min",
               "median", "p90");
