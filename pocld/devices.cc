@@ -405,6 +405,9 @@ Device make_device(const Platform &p, uint32_t platform, cl_uint i,
   clGetDeviceInfo(dev.id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
                   &max_alloc, nullptr);
   dev.max_alloc = max_alloc;
+  cl_device_type type = 0;
+  clGetDeviceInfo(dev.id, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+  dev.gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
   cl_uint align_bits = 8;
   clGetDeviceInfo(dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
                   &align_bits, nullptr);

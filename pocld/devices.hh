@@ -39,6 +39,7 @@ struct Device {
   uint64_t base_align;    // CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
   int cl_major, cl_minor; // from CL_DEVICE_VERSION
   bool host_timer;        // clGetDeviceAndHostTimer is usable
+  bool gpu;               // CL_DEVICE_TYPE_GPU: pocld picks local sizes
   std::string name;
   // Names the platform and device in the binaries this server hands out
   // (pocl_remote_binary_header): a binary with another key is refused.

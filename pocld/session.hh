@@ -132,6 +132,10 @@ struct Kernel {
   cl_kernel k;
   std::vector<ArgCache> args; // one per argument
   uint64_t svm_gen = 0; // Session::svm_gen_ when its SVM pointers were set
+  // The largest 1D work-group Session::local_size picks on a GPU (0: not
+  // asked yet), and its last choice.
+  size_t wg_cap = 0, wg_multiple = 0;
+  size_t last_global = 0, last_local = 0;
 };
 
 // svm.cc: a fine-grained NDRANGE's staging (Session::svm_stage) holds
@@ -447,6 +451,9 @@ private:
   bool ndrange(const Decoded &d);
   cl_int set_args(Kernel &k, const Device &dev,
                   const std::vector<ArgView> &args);
+  // The local size of a 1D NDRange on a GPU that the client left to the
+  // server (local all 0), or 0 to leave it to the native runtime.
+  size_t local_size(Kernel &k, const Device &dev, size_t global);
   bool mem_command(const Decoded &d);
 
   // svm.cc
