@@ -83,11 +83,23 @@ if [[ -f $p5 ]]; then
     --port $((port + 60)) > "$logs/pocld-pocl5.log" 2>&1 &
   p5d=$!
   sleep 3
+  env -u POCL_BUILDING -u POCL_DEVICES OCL_ICD_FILENAMES=$p5 "$thin/pocld/pocld" \
+    --port $((port + 70)) --trace "$logs/trace-p5" > "$logs/pocld-pocl5t.log" 2>&1 &
+  p5t=$!
+  sleep 3
   POCL_REMOTE0_PARAMETERS=127.0.0.1:$((port + 60))/0 BENCH_NATIVE_ICD=$p5 \
     OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so timeout 400 "$bin/overhead_bench" \
     -n "${STREAM_LOG2:-25}" -i "$iters" noop chain
-  kill $p5d
-  wait $p5d 2>/dev/null
+  echo "== the chain over PoCL 5's CPU device, traced (tools/trace_stages.py)"
+  POCL_REMOTE0_PARAMETERS=127.0.0.1:$((port + 70))/0 BENCH_NATIVE_ICD=$p5 \
+    POCL_REMOTE_TRACE=$logs/trace-p5-client.json \
+    OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so timeout 400 "$bin/overhead_bench" \
+    -i 200 chain > /dev/null
+  kill $p5d $p5t
+  wait $p5d $p5t 2>/dev/null
+  python3 "$repo/tools/trace_merge.py" -o "$logs/trace-p5-merged.json" \
+    "$logs/trace-p5-client.json" "$logs"/trace-p5.*.json \
+    && python3 "$repo/tools/trace_stages.py" "$logs/trace-p5-merged.json"
 fi
 if [[ ${QUICK:-0} == 1 ]]; then
   OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv BENCH_LOCAL=NVIDIA \
