@@ -363,9 +363,20 @@ void Session::cover(Queue &q)
     wait_for(p);
     return;
   }
-  // Elided on callback platforms only where failures are called back
-  // (Queue::elide): sweep_failed does not look at covers.
-  if (clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p) != CL_SUCCESS) {
+  // A platform that fails commands silently never calls back a cover behind
+  // a failed command: sweep_failed looks at covers too (covers_).  And a
+  // callback registered after the failure gets CL_COMPLETE: complete() asks
+  // the event itself, as for commands (launch).
+  std::unique_lock<std::mutex> sweep_lock(sweep_mu_, std::defer_lock);
+  if (devs_.platforms[q.platform].silent_failures) {
+    sweep_lock.lock();
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    covers_.push_back(p);
+  }
+  t_registering = p;
+  err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
+  t_registering = nullptr;
+  if (err != CL_SUCCESS) {
     LOG_WARN(sid_, "clSetEventCallback failed on a marker, waiting");
     clWaitForEvents(1, &ev);
     cl_int st = CL_COMPLETE;
@@ -497,6 +508,10 @@ void Session::complete(Pending *p, cl_int exec_status)
   if (batch && p->kind != Pending::Kernel && p->kind != Pending::Plain)
     end_batch();
   if (p->kind == Pending::Cover) {
+    if (devs_.platforms[p->platform].silent_failures) {
+      std::lock_guard<std::mutex> lock(ev_mu_);
+      covers_.erase(std::find(covers_.begin(), covers_.end(), p));
+    }
     clReleaseEvent(p->ev);
     delete p;
     retire_one();
@@ -667,6 +682,8 @@ void Session::sweep_failed()
       for (auto &e : events_)
         consider(&e.second);
       for (Pending *p : finishing_)
+        consider(p);
+      for (Pending *p : covers_)
         consider(p);
     }
     for (auto &s : seen) {

@@ -151,11 +151,9 @@ bool Session::create_queue(const Msg &m)
   nq.platform = d.platform;
   nq.ts_offset = offset;
   nq.dirty = false;
-  const Platform &pl = devs_.platforms[d.platform];
-  // Covered commands are reported by their cover's waiter or callback,
-  // which a platform that fails commands silently would never call.
-  nq.elide = !(c.properties & ooo) &&
-             (pl.wait_completion || !pl.silent_failures);
+  // Covered commands are reported by their cover's waiter or callback (on
+  // a platform that fails commands silently, or by sweep_failed).
+  nq.elide = !(c.properties & ooo);
   LOG_DEBUG(sid_, "queue %llu on device %u", (unsigned long long)c.queue_id,
             c.device);
   reply(m.hdr.id, CL_SUCCESS);

@@ -87,9 +87,8 @@ struct Queue {
   uint32_t device, platform;
   int64_t ts_offset; // device timer + ts_offset = server CLOCK_REALTIME ns
   bool dirty;        // enqueued to since the last clFlush
-  // Commands may go without a native event (see Session::run): an in-order
-  // queue of a platform whose waiter reports failures without callbacks
-  // (Platform::wait_completion) or that calls back failed commands.
+  // Commands may go without a native event (see Session::run): any
+  // in-order queue.
   bool elide = false;
   // Commands enqueued without an event and not yet covered (oldest first).
   std::vector<struct Pending *> untracked;
@@ -643,6 +642,8 @@ private:
   EventTable events_;
   std::vector<EventTable::node_type> spare_; // recycled table nodes
   std::vector<Pending *> finishing_;         // FINISH markers in flight
+  // Covers in flight on silent_failures platforms, for sweep_failed.
+  std::vector<Pending *> covers_;
   std::vector<cl_event> failed_;             // see Session::complete
   std::unordered_map<uint64_t, cl_int> failed_ids_; // retired with errors
   bool pending_limit_logged_ = false;
