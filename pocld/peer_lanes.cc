@@ -168,6 +168,15 @@ void Session::drop_peer_lanes(PeerLink &l)
   l.lanes_cv.notify_all();
 }
 
+bool Session::peer_has_lanes(uint32_t index)
+{
+  if (index >= POCL_REMOTE_MAX_PEERS)
+    return false;
+  PeerLink &l = peers_[index];
+  std::lock_guard<std::mutex> lock(l.lanes_mu);
+  return !l.lanes_dead && l.lanes[0].fd >= 0;
+}
+
 // Under l.mu.  A lane failing under the message drops the lanes; the link
 // is still in step (stream 0 carried all its stripes), and the receiver,
 // which saw the lanes fail too, asks for the bytes again (PEER_ACK).

@@ -550,6 +550,8 @@ private:
   bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
   bool peer_recv_lanes(PeerLink &l, unsigned lanes, Conn *streams);
   void drop_peer_lanes(PeerLink &l);
+  // Whether peer `index`'s link stripes over lanes now.
+  bool peer_has_lanes(uint32_t index);
   bool peer_send_striped(PeerLink &l, uint32_t index, uint32_t type,
                          uint64_t id, const void *body, size_t body_len,
                          const uint8_t *payload, uint64_t payload_len,
