@@ -2,8 +2,9 @@
    and to write 4 bytes of a buffer, by three means: a blocking call, a
    non-blocking one flushed and waited for with clWaitForEvents, and one
    flushed and polled; then a blocking read right after a kernel on another
-   queue wrote the buffer, as a migration's source reads it; and, with two
-   devices, the native counterpart of remote_bench's 4-byte migration.
+   queue wrote the buffer, as a migration's source reads it, also on an
+   out-of-order queue with profiling (a PoCL client's default queue); and, with
+   two devices, the native counterpart of remote_bench's 4-byte migration.
    pocld's migrations of small buffers use the fastest means
    (doc/benchmarks.md).  Runs on the first platform.  */
 
@@ -125,6 +126,17 @@ main (void)
       }
   printf ("  read  blocking, after a kernel on another queue %7.1f\n",
           after_kernel (q, q2, touch, b, 0, t));
+  /* PoCL's client migrates on hidden default queues made this way, and
+     pocld makes their native queues alike.  */
+  cl_command_queue ooo = clCreateCommandQueue (
+      c, d, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE,
+      &err);
+  if (ooo != NULL)
+    {
+      printf ("  the same on an out-of-order, profiled queue    %7.1f\n",
+              after_kernel (ooo, q2, touch, b, 0, t));
+      clReleaseCommandQueue (ooo);
+    }
   if (other != NULL)
     printf ("  migration between the two devices, one way     %7.1f\n",
             after_kernel (q, other, touch, b, 1, t));
