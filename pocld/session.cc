@@ -409,13 +409,19 @@ void Session::reply(uint64_t id, cl_int status, const void *payload,
 
 void Session::complete_now(uint64_t id, cl_int status)
 {
-  LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
   if (push_.active && push_.id == id) {
+    LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
     // The migration's event is the receiving peer's to complete.
     pocl_remote_peer_data pd{status, 0, 0, 0, 0};
     peer_send(push_.peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd, nullptr, 0);
     return;
   }
+  report_failure(id, status);
+}
+
+void Session::report_failure(uint64_t id, cl_int status)
+{
+  LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
   pocl_remote_completion c{};
   c.status = status;
   send(Sock::Command, POCL_RMSG_COMPLETION, id, &c, sizeof c, nullptr, 0);

@@ -393,7 +393,11 @@ private:
   void send_ack();
   void reply(uint64_t id, cl_int status, const void *payload = nullptr,
              uint64_t payload_len = 0);
+  // A command that failed before it reached the runtime (a PUSH: its peer
+  // hears of it).  Command reader.
   void complete_now(uint64_t id, cl_int status);
+  // Its COMPLETION, from any thread.
+  void report_failure(uint64_t id, cl_int status);
 
   // objects.cc: synchronous requests.
   cl_context context(uint32_t platform, cl_int &err);
@@ -423,6 +427,9 @@ private:
   void ungate(Pending *p);
   void enqueued(Queue &q);
   void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
+  // The end of launch (p->ev set): the waiter or a callback reports p.  Any
+  // thread; sweep_held: the caller holds sweep_mu_.
+  void watch(Pending *p, bool sweep_held);
   cl_int foreign_wait(uint64_t id, uint32_t platform);
   void release_waits();
   void drop_pending(uint64_t id);
