@@ -458,6 +458,8 @@ bool Session::run_commands()
     next_ndrange_queue_ = reader.next_ndrange_queue();
     if (m.hdr.type == POCL_RMSG_BYE) {
       LOG_INFO(sid_, "the client said goodbye");
+      if (write_busy_)
+        wait_write(); // its bytes came before the BYE
       return false;
     }
     if (m.hdr.type == POCL_RMSG_ACK ? !ack(m) : !dispatch(m)) {
@@ -601,6 +603,10 @@ bool Session::dispatch(const Msg &m)
     return false;
   }
   POCLD_TRACE_MSG(Recv, m.hdr.type, m.hdr.id, m.body, m.hdr.payload_size, 0);
+  // Behind a data-socket write that the data reader is still enqueueing,
+  // only what cannot need it goes on (write.cc).
+  if (__builtin_expect(write_busy_, 0) && !overtakes_write(in_))
+    wait_write();
   switch (m.hdr.type) {
   case POCL_RMSG_CLOCK:
     return clock(m);
@@ -651,7 +657,6 @@ void Session::teardown()
     closing_ = true;
   }
   data_cv_.notify_all();
-  arrived_cv_.notify_all();
   shutdown_sockets();
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -663,7 +668,8 @@ void Session::teardown()
     lanes_closed_ = true;
     close_lanes();
   }
-  // Fail what can never happen now, so that every native command finishes.
+  // Fail what can never happen now, so that every native command finishes
+  // (a write never launched, because no data socket came, too).
   for (DataSlot &s : data_slots_)
     fail_slot(s);
   data_slots_.clear();
