@@ -227,6 +227,21 @@ measure (int rounds, cl_command_queue qb, cl_kernel k, cl_mem small,
           write[rounds / 2], write[0], write[rounds - 1]);
 }
 
+/* What main made (LeakSanitizer runs the test, tools/sanitize.sh).  */
+static void
+release_all (cl_context ctx, cl_program prog, cl_kernel k, cl_command_queue qb,
+             cl_mem copy, cl_mem small)
+{
+  clReleaseMemObject (small);
+  clReleaseMemObject (copy);
+  clReleaseMemObject (big);
+  clReleaseKernel (k);
+  clReleaseProgram (prog);
+  clReleaseCommandQueue (qb);
+  clReleaseCommandQueue (qa);
+  clReleaseContext (ctx);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -259,6 +274,8 @@ main (int argc, char **argv)
       for (size_t i = 0; i < size / 4; ++i)
         w[i] = pattern (i);
       measure (atoi (argv[4]), qb, k, small, w);
+      free (w);
+      release_all (ctx, prog, k, qb, copy, small);
       return 0;
     }
 
@@ -373,5 +390,15 @@ main (int argc, char **argv)
     fail ("the written buffer differs at byte %ld", d);
   printf ("%s: PASS: %s, %zu MiB write%s\n", TEST_NAME, name, size >> 20,
           held ? ", queue B served while its bytes were held back" : "");
+  clReleaseEvent (copy_ev);
+  clReleaseEvent (write_ev);
+  clReleaseEvent (read_ev);
+  clReleaseEvent (bump_ev);
+  free (out);
+  free (want);
+  if (uffd >= 0)
+    close (uffd);
+  munmap (src, size);
+  release_all (ctx, prog, k, qb, copy, small);
   return 0;
 }
