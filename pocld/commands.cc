@@ -6,7 +6,6 @@
 #include "log.hh"
 
 #include <algorithm>
-#include <chrono>
 #include <system_error>
 #include <thread>
 

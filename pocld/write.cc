@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
+#include <vector>
 
 namespace pocld {
 
