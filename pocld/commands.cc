@@ -6,7 +6,6 @@
 #include "log.hh"
 
 #include <algorithm>
-#include <chrono>
 #include <system_error>
 #include <thread>
 
@@ -30,50 +29,20 @@ bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
       std::lock_guard<std::mutex> lock(mu_);
       data_slots_.push_back(DataSlot{id, size, nullptr});
     }
-    data_cv_.notify_one();
+    data_cv_.notify_all();
   }
   complete_now(id, err);
   return true;
 }
 
-uint64_t Session::wait_arrived(uint64_t id, uint64_t have, uint64_t size)
-{
-  // The client sends the bytes right behind the command; a client that
-  // stops sending them gets as long as one that stops reading (SO_SNDTIMEO).
-  constexpr auto kPatience = std::chrono::seconds(60);
-  std::unique_lock<std::mutex> lock(mu_);
-  auto in = [&] {
-    return arriving_id_ == id && (arrived_ > have || arrived_ == size);
-  };
-  while (!in()) {
-    // Before the first data socket the bytes are only late.
-    if (closing_ || fatal_ || (!data_running_ && has_data_.load()))
-      return UINT64_MAX;
-    if (arrived_cv_.wait_for(lock, kPatience) == std::cv_status::timeout &&
-        !in()) {
-      LOG_ERR(sid_,
-              "the bytes of write %llu stopped after %llu of %llu for 60 s, "
-              "closing the session",
-              (unsigned long long)id, (unsigned long long)have,
-              (unsigned long long)size);
-      fatal_ = true;
-      lock.unlock();
-      drop_connection();
-      return UINT64_MAX;
-    }
-  }
-  return arrived_;
-}
-
 // A WRITE*: the bytes are inline (copied out of the reader's buffer, which
 // the next message reuses) or come on the data socket.  Those are not
 // waited for natively behind a user event (NVIDIA's OpenCL ran such a write
-// about 18 ms after the event was set, see migrate_in): the command reader
-// waits for them, since the client sends them right behind the command, and
-// enqueues the write as they come, in parts when in_parts (buffers; each
-// part waits on the one before), else in one piece once all are in.
-// enqueue(src, offset, len, num_waits, waits, event) writes bytes
-// [offset, offset + len) of the data.
+// about 18 ms after the event was set, see migrate_in): the data reader
+// enqueues the write as they come (hand_over, write.cc), in parts when
+// in_parts (buffers; each part waits on the one before), else in one piece
+// once all are in.  enqueue (a WriteEnqueue, capturing by value: it runs
+// on the data reader) writes bytes [offset, offset + len) of the data.
 template <class F>
 bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
                         const WaitList &waits, Queue &q,
@@ -93,96 +62,15 @@ bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
   }
   cl_int err = CL_SUCCESS;
   Pending *p = open_cmd(id, waits, q, c.queue_id, err);
-  {
-    // The data reader takes the bytes regardless, into the staging or away.
-    std::lock_guard<std::mutex> lock(mu_);
-    data_slots_.push_back(DataSlot{id, size, p ? st : nullptr});
-    arriving_id_ = id;
-    arrived_ = 0;
-  }
-  data_cv_.notify_one();
   if (p == nullptr) {
     st->unref();
     st->unref();
-    if (err == kProtocolError)
-      return false;
-    complete_now(id, err);
-    return true;
+    // The data reader takes the bytes regardless, and drops them.
+    return err != kProtocolError && fail_write(id, c, size, err);
   }
   p->staging = st;
   p->flags = c.flags;
-  // What is enqueued so far starts now, not after the bytes.
-  flush_dirty();
-  cl_event first = nullptr, last = nullptr;
-  uint64_t done = 0, in = 0; // bytes enqueued, bytes arrived
-  do {
-    in = wait_arrived(id, in, size);
-    cl_event ue = nullptr;
-    if (in == UINT64_MAX) {
-      // The connection broke (or the session ends): the rest is written
-      // behind a user event that the data reader completes once a resumed
-      // client has sent the bytes again (teardown fails it otherwise).
-      ue = clCreateUserEvent(contexts_[q.platform], &err);
-      if (ue == nullptr)
-        break;
-      bool slot_kept = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (DataSlot &slot : data_slots_)
-          if (slot.id == id && slot.staging == st && !slot_kept) {
-            slot.ue = ue;
-            clRetainEvent(ue);
-            slot_kept = true;
-          }
-      }
-      // Dropped with a protocol violation: the bytes never come.
-      if (!slot_kept)
-        clSetUserEventStatus(ue, CL_DEVICE_NOT_AVAILABLE);
-      gate(p);
-      in = size;
-    }
-    if (!in_parts && in < size)
-      continue;
-    cl_event ev = nullptr;
-    const uint64_t trace_t0 = POCLD_TRACE_T0();
-    if (last == nullptr) {
-      if (ue != nullptr)
-        waits_.push_back(ue);
-      err = enqueue(st->data(), done, in - done,
-                    static_cast<cl_uint>(waits_.size()),
-                    waits_.empty() ? nullptr : waits_.data(), &ev);
-    } else {
-      cl_event w[2] = {last, ue};
-      err = enqueue(st->data(), done, in - done, ue ? 2 : 1, w, &ev);
-      if (ue != nullptr)
-        clReleaseEvent(ue);
-    }
-    if (err != CL_SUCCESS)
-      break;
-    POCLD_TRACE_SPAN(NativeEnqueue, id, in_.hdr.type, in - done, trace_t0);
-    // Started now: the device copies this part while the next comes in.
-    clFlush(q.q);
-    if (first == nullptr) {
-      first = ev;
-      clRetainEvent(first);
-    }
-    if (last != nullptr)
-      clReleaseEvent(last);
-    last = ev;
-    done = in;
-  } while (done < size);
-  if (last == nullptr) {
-    launch(p, err, nullptr, q);
-    return true;
-  }
-  // Parts are on their way with the staging: the command completes with
-  // the last of them, and with the error if not all could be written.
-  if (first != last)
-    p->first = first;
-  else
-    clReleaseEvent(first);
-  p->error = err;
-  launch(p, CL_SUCCESS, last, q);
+  hand_over(p, q, size, in_parts, std::move(enqueue));
   return true;
 }
 
@@ -596,8 +484,8 @@ bool Session::mem_command(const Decoded &d)
       return fail(CL_INVALID_VALUE);
     }
     return run_write(id, c.cmd, d.waits, *q, data, c.data_size, true,
-                     [&](const uint8_t *src, uint64_t off, uint64_t len,
-                         cl_uint n, const cl_event *w, cl_event *ev) {
+                     [cq, dst](const uint8_t *src, uint64_t off, uint64_t len,
+                               cl_uint n, const cl_event *w, cl_event *ev) {
                        return clEnqueueSVMMemcpy(cq, CL_FALSE, dst + off,
                                                  src + off, len, n, w, ev);
                      });
@@ -710,17 +598,19 @@ bool Session::mem_command(const Decoded &d)
       return fail(CL_INVALID_VALUE);
     return run_write(
         id, c.cmd, d.waits, *q, data, c.data_size, type == POCL_RMSG_WRITE,
-        [&](const uint8_t *src, uint64_t off, uint64_t len, cl_uint n,
+        [cq, type, buf = dst->buf, img = dst->m, dor, rg, zero,
+         row = c.dst_row_pitch, slice = c.dst_slice_pitch](
+            const uint8_t *src, uint64_t off, uint64_t len, cl_uint n,
             const cl_event *w, cl_event *ev) {
           if (type == POCL_RMSG_WRITE)
-            return clEnqueueWriteBuffer(cq, dst->buf, CL_FALSE, dor.v[0] + off,
-                                        len, src + off, n, w, ev);
+            return clEnqueueWriteBuffer(cq, buf, CL_FALSE, dor.v[0] + off, len,
+                                        src + off, n, w, ev);
           if (type == POCL_RMSG_WRITE_RECT)
-            return clEnqueueWriteBufferRect(
-                cq, dst->buf, CL_FALSE, dor.v, zero, rg.v, c.dst_row_pitch,
-                c.dst_slice_pitch, rg.v[0], rg.v[0] * rg.v[1], src, n, w, ev);
-          return clEnqueueWriteImage(cq, dst->m, CL_FALSE, dor.v, rg.v, 0, 0,
-                                     src, n, w, ev);
+            return clEnqueueWriteBufferRect(cq, buf, CL_FALSE, dor.v, zero,
+                                            rg.v, row, slice, rg.v[0],
+                                            rg.v[0] * rg.v[1], src, n, w, ev);
+          return clEnqueueWriteImage(cq, img, CL_FALSE, dor.v, rg.v, 0, 0, src,
+                                     n, w, ev);
         });
   }
   case POCL_RMSG_COPY:

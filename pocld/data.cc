@@ -1,6 +1,7 @@
 // data.cc - the data socket: attaching it, and its reader, which takes the
 // bytes of WRITE* commands (DATA, striped over the lanes when large) into
-// their staging in command order and reports them to the command reader.
+// their staging in command order and writes them to the device as they come
+// (write.cc).
 #include "session.hh"
 
 #include "lanes.hh"
@@ -64,8 +65,12 @@ bool Session::attach_data(Conn c)
   return true;
 }
 
+// A slot whose bytes will never come: its write, if not launched yet, is
+// launched behind a user event, which fails, as the command then does.
 void Session::fail_slot(DataSlot &s)
 {
+  if (s.job != nullptr)
+    finish_job(defer_job(s));
   if (s.ue != nullptr) {
     clSetUserEventStatus(s.ue, CL_DEVICE_NOT_AVAILABLE);
     clReleaseEvent(s.ue);
@@ -75,27 +80,21 @@ void Session::fail_slot(DataSlot &s)
 }
 
 // A striped DATA: its stripes land in the staging, and the bytes in without
-// a gap go to the command reader as they grow.  in: those bytes at the end.
+// a gap go to the device as they grow (a write in parts), from the stream
+// threads.  in: those bytes at the end.
 bool Session::recv_striped(const Conn *streams, unsigned count,
                            const DataSlot &s, uint64_t &in)
 {
-  uint64_t stripes[POCL_REMOTE_MAX_LANES + 1] = {};
-  // Behind a user event (the connection broke before the bytes came), the
-  // rest is written once all are in.
-  const bool report = s.staging != nullptr && s.ue == nullptr;
+  WriteJob *j = s.job != nullptr && s.job->in_parts ? s.job : nullptr;
+  StripePrefix prefix(count, s.size, kChunk, [&](uint64_t, uint64_t to) {
+    data_parts_.fetch_add(1, std::memory_order_relaxed);
+    if (j != nullptr)
+      write_part(*j, to);
+  });
   const bool ok =
       stripe_recv(streams, count, s.staging ? s.staging->data() : nullptr,
-                  s.size, [&](unsigned k, uint64_t done) {
-                    std::lock_guard<std::mutex> lock(mu_);
-                    stripes[k] = done;
-                    if (report) {
-                      arriving_id_ = s.id;
-                      arrived_ = stripe_prefix(stripes, count, s.size);
-                      arrived_cv_.notify_one();
-                    }
-                  });
-  std::lock_guard<std::mutex> lock(mu_);
-  in = stripe_prefix(stripes, count, s.size);
+                  s.size, prefix.done);
+  in = prefix.prefix();
   return ok;
 }
 
@@ -157,9 +156,9 @@ void Session::run_data()
       fatal_ = true;
       break;
     }
-    // In parts, each reported to the command reader, which writes it to
-    // the device while the next one comes in.  After a break the client
-    // sends all the bytes again: those already in are skipped.
+    // In parts, each written to the device (a write in parts) while the
+    // next one comes in.  After a break the client sends all the bytes
+    // again: those already in are skipped.
     uint64_t in = s.in;
     bool ok = lanes > 0 ? recv_striped(streams, lanes + 1, s, in)
                         : recv_discard(c, s.in);
@@ -167,18 +166,16 @@ void Session::run_data()
       uint64_t len = std::min(kChunk, s.size - in);
       ok = s.staging ? recv_exact(c, s.staging->data() + in, len)
                      : recv_discard(c, len);
-      in += ok ? len : 0;
-      if (ok && s.staging != nullptr && s.ue == nullptr) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          arriving_id_ = s.id;
-          arrived_ = in;
-        }
-        arrived_cv_.notify_one();
-      }
+      if (!ok)
+        break;
+      in += len;
+      data_parts_.fetch_add(1, std::memory_order_relaxed);
+      if (s.job != nullptr && s.job->in_parts)
+        write_part(*s.job, in);
     }
     if (!ok) {
-      // Cut inside the bytes: the client sends them again after a resume.
+      // Cut inside the bytes: the client sends them again after a resume,
+      // and the job goes behind a user event when this reader ends.
       LOG_INFO(sid_, "DATA for event %llu cut after %llu of %llu bytes",
                (unsigned long long)s.id, (unsigned long long)in,
                (unsigned long long)s.size);
@@ -188,6 +185,8 @@ void Session::run_data()
       break;
     }
     POCLD_TRACE_SPAN(DataRecv, s.id, POCL_RMSG_DATA, s.size, trace_t0);
+    if (s.job != nullptr)
+      finish_job(s.job);
     if (s.ue != nullptr) {
       clSetUserEventStatus(s.ue, CL_COMPLETE);
       clReleaseEvent(s.ue);
@@ -201,10 +200,14 @@ void Session::run_data()
   // unless a newer connection has replaced this socket already.
   if (data_.fd.load() == c.fd)
     drop_connection();
-  std::lock_guard<std::mutex> lock(mu_);
+  // A write whose bytes stopped coming is launched, its rest behind a user
+  // event, before this reader counts as ended, under mu_: the command
+  // reader, handing a job over, sees either the reader running or it ended
+  // (and then defers the job itself).
+  std::unique_lock<std::mutex> lock(mu_);
+  defer_queued(lock);
   data_running_ = false;
   data_cv_.notify_all();
-  arrived_cv_.notify_all();
 }
 
 } // namespace pocld

@@ -280,39 +280,43 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     std::lock_guard<std::mutex> lock(ev_mu_);
     finishing_.push_back(p);
   }
-  // A MIGRATE_IN is completed by run_peer right after the bytes are written
-  // (a callback on its marker would only add the runtime's latency), a
-  // streamed PUSH by its pusher thread.
-  if (devs_.platforms[p->platform].wait_completion && !p->gated &&
-      !p->self_completing()) {
-    adopt(p, q);
-    wait_for(p);
-    return;
-  }
-  // The callback of an ungated command reports the commands before it
-  // that went without an event (Session::run).
+  // An ungated command reports the commands before it that went without an
+  // event (Session::run).
   if (!q.untracked.empty()) {
     if (!p->gated && !p->self_completing())
       adopt(p, q);
     else
       cover(q);
   }
+  watch(p, false);
+}
+
+void Session::watch(Pending *p, bool sweep_held)
+{
+  const Platform &pl = devs_.platforms[p->platform];
+  // A MIGRATE_IN is completed by run_peer right after the bytes are written
+  // (a callback on its marker would only add the runtime's latency), a
+  // streamed PUSH by its pusher thread.
   if (p->self_completing())
     return;
+  if (pl.wait_completion && !p->gated) {
+    wait_for(p);
+    return;
+  }
   // sweep_failed looks only at platforms that fail commands silently; on
   // the others (NVIDIA's) it cannot race with this registration.
   std::unique_lock<std::mutex> lock(sweep_mu_, std::defer_lock);
-  if (devs_.platforms[p->platform].silent_failures)
+  if (pl.silent_failures && !sweep_held)
     lock.lock();
   t_registering = p;
-  err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
+  cl_int err = clSetEventCallback(p->ev, CL_COMPLETE, on_event_complete, p);
   t_registering = nullptr;
   if (err != CL_SUCCESS) {
     // Should not happen with a valid event; complete it synchronously.
     LOG_WARN(sid_, "clSetEventCallback failed (%d), waiting", err);
-    clWaitForEvents(1, &ev);
+    clWaitForEvents(1, &p->ev);
     cl_int st = CL_COMPLETE;
-    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
                    nullptr);
     complete(p, st);
   }
@@ -395,10 +399,9 @@ void Session::cover_trailing()
 
 void Session::wait_for(Pending *p)
 {
-  {
-    std::lock_guard<std::mutex> lock(wait_mu_);
-    waiting_.push_back(p);
-  }
+  // Under the lock: the data reader launches writes too.
+  std::lock_guard<std::mutex> lock(wait_mu_);
+  waiting_.push_back(p);
   if (!waiter_.joinable())
     waiter_ = std::thread(&Session::waiter_loop, this);
   wait_cv_.notify_one();

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace pocld {
@@ -147,6 +148,36 @@ uint64_t stripe_prefix(const uint64_t *stripes, unsigned count, uint64_t n)
   for (unsigned k = 1; k < count; ++k)
     first = std::min(first, k + stripes[k] * count);
   return std::min(n, first * kStripe);
+}
+
+StripePrefix::StripePrefix(unsigned count, uint64_t n, uint64_t step,
+                           Grown grown)
+    : done([this](unsigned k, uint64_t stripes) { stripe_in(k, stripes); }),
+      count_(count), n_(n), step_(step), grown_(std::move(grown))
+{
+}
+
+void StripePrefix::stripe_in(unsigned k, uint64_t stripes)
+{
+  std::lock_guard<std::mutex> lock(mu_);
+  stripes_[k] = stripes;
+  const uint64_t to = stripe_prefix(stripes_, count_, n_);
+  if (!grown_ || to - given_ < step_)
+    return;
+  grown_(given_, to);
+  given_ = to;
+}
+
+uint64_t StripePrefix::prefix()
+{
+  std::lock_guard<std::mutex> lock(mu_);
+  return stripe_prefix(stripes_, count_, n_);
+}
+
+uint64_t StripePrefix::given()
+{
+  std::lock_guard<std::mutex> lock(mu_);
+  return given_;
 }
 
 } // namespace pocld

@@ -4,6 +4,7 @@
 #include "wire.hh"
 
 #include <functional>
+#include <mutex>
 
 namespace pocld {
 
@@ -36,5 +37,31 @@ Striped stripe_recv_keep(
 // How much of an n-byte payload is in without a gap, given the stripes in
 // per stream.
 uint64_t stripe_prefix(const uint64_t *stripes, unsigned count, uint64_t n);
+
+// The gap-free prefix of an n-byte payload striped over `count` streams, as
+// their threads report their stripes (`done`, for stripe_recv): whenever it
+// has grown by `step` bytes or more past what `grown` was last given,
+// grown(from, to) runs, under a mutex of this object, so that the bytes in
+// go on to the device while the rest comes.  grown may be empty.
+class StripePrefix {
+public:
+  using Grown = std::function<void(uint64_t from, uint64_t to)>;
+  StripePrefix(unsigned count, uint64_t n, uint64_t step, Grown grown);
+  StripePrefix(const StripePrefix &) = delete;
+  StripePrefix &operator=(const StripePrefix &) = delete;
+  const std::function<void(unsigned, uint64_t)> done;
+  // The prefix in, and how much of it grown was given.
+  uint64_t prefix();
+  uint64_t given();
+
+private:
+  void stripe_in(unsigned k, uint64_t stripes);
+  std::mutex mu_;
+  const unsigned count_;
+  const uint64_t n_, step_;
+  const Grown grown_;
+  uint64_t stripes_[POCL_REMOTE_MAX_LANES + 1] = {};
+  uint64_t given_ = 0;
+};
 
 } // namespace pocld

@@ -369,28 +369,21 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     streams[0] = c;
     // The gap-free prefix is written as it grows, by kChunk at least, from
     // the stream threads: the device's write overlaps the network.
-    std::mutex write_mu;
-    uint64_t counts[POCL_REMOTE_MAX_LANES + 1] = {};
-    std::function<void(unsigned, uint64_t)> progress =
-        [&](unsigned k, uint64_t stripes) {
-          std::lock_guard<std::mutex> lock(write_mu);
-          counts[k] = stripes;
-          uint64_t prefix = stripe_prefix(counts, lanes + 1, len);
-          if (write_err != CL_SUCCESS || prefix - written < kChunk)
+    StripePrefix prefix(
+        lanes + 1, len, kChunk, [&](uint64_t from, uint64_t to) {
+          if (write_err != CL_SUCCESS)
             return;
           cl_event e = nullptr;
-          write_err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE,
-                                           pd.offset + written,
-                                           prefix - written, base + written,
-                                           0, nullptr, &e);
+          write_err =
+              clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset + from,
+                                   to - from, base + from, 0, nullptr, &e);
           if (write_err != CL_SUCCESS)
             return;
           clFlush(s->tq);
           if (s->last_write != nullptr)
             clReleaseEvent(s->last_write);
           s->last_write = e;
-          written = prefix;
-        };
+        });
     const bool early = base != nullptr && !s->image && pd.status >= 0;
     if (!peer_recv_lanes(peers_[index], lanes, streams)) {
       LOG_ERR(sid_, "peer %u: PEER_DATA striped over %u lanes it has not",
@@ -398,7 +391,8 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
       got = Striped::MainFailed;
     } else
       got = stripe_recv_keep(streams, lanes + 1, base, len,
-                             early ? &progress : nullptr);
+                             early ? &prefix.done : nullptr);
+    written = prefix.given();
   }
   POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
   if (got == Striped::MainFailed) {

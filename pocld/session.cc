@@ -428,13 +428,19 @@ void Session::reply(uint64_t id, cl_int status, const void *payload,
 
 void Session::complete_now(uint64_t id, cl_int status)
 {
-  LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
   if (push_.active && push_.id == id) {
+    LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
     // The migration's event is the receiving peer's to complete.
     pocl_remote_peer_data pd{status, 0, 0, 0, 0};
     peer_send(push_.peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd, nullptr, 0);
     return;
   }
+  report_failure(id, status);
+}
+
+void Session::report_failure(uint64_t id, cl_int status)
+{
+  LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
   pocl_remote_completion c{};
   c.status = status;
   send(Sock::Command, POCL_RMSG_COMPLETION, id, &c, sizeof c, nullptr, 0);
@@ -471,6 +477,8 @@ bool Session::run_commands()
     next_ndrange_queue_ = reader.next_ndrange_queue();
     if (m.hdr.type == POCL_RMSG_BYE) {
       LOG_INFO(sid_, "the client said goodbye");
+      if (write_busy_)
+        wait_write(); // its bytes came before the BYE
       return false;
     }
     if (m.hdr.type == POCL_RMSG_ACK ? !ack(m) : !dispatch(m)) {
@@ -614,6 +622,10 @@ bool Session::dispatch(const Msg &m)
     return false;
   }
   POCLD_TRACE_MSG(Recv, m.hdr.type, m.hdr.id, m.body, m.hdr.payload_size, 0);
+  // Behind a data-socket write that the data reader is still enqueueing,
+  // only what cannot need it goes on (write.cc).
+  if (__builtin_expect(write_busy_, 0) && !overtakes_write(in_))
+    wait_write();
   switch (m.hdr.type) {
   case POCL_RMSG_CLOCK:
     return clock(m);
@@ -664,7 +676,6 @@ void Session::teardown()
     closing_ = true;
   }
   data_cv_.notify_all();
-  arrived_cv_.notify_all();
   shutdown_sockets();
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -676,7 +687,8 @@ void Session::teardown()
     lanes_closed_ = true;
     close_lanes();
   }
-  // Fail what can never happen now, so that every native command finishes.
+  // Fail what can never happen now, so that every native command finishes
+  // (a write never launched, because no data socket came, too).
   for (DataSlot &s : data_slots_)
     fail_slot(s);
   data_slots_.clear();

@@ -225,16 +225,44 @@ struct Foreign {
   std::vector<std::pair<uint32_t, cl_event>> ues;
 };
 
+// Enqueues bytes [offset, offset + len) of a write's data at src (the
+// native write's waits, its event), as clEnqueue* do.
+using WriteEnqueue = std::function<cl_int(const uint8_t *src, uint64_t offset,
+                                          uint64_t len, cl_uint num_waits,
+                                          const cl_event *waits, cl_event *ev)>;
+
+// The native write of a WRITE* whose bytes come on the data socket.  The
+// command reader opens the command, covers its queue's untracked commands
+// and hands this over in the write's DataSlot; the data reader enqueues the
+// write as the bytes come (Session::write_part) and launches the command
+// once all are in (finish_job), so that the command reader goes on
+// meanwhile.  Only the thread holding the slot touches it.
+struct WriteJob {
+  Pending *p;
+  cl_command_queue q;
+  cl_context ctx;              // q's, for the user event of a cut
+  std::vector<cl_event> waits; // the command's (retained): the first part's
+  WriteEnqueue enqueue;
+  uint64_t size;
+  bool in_parts;     // buffers: written part by part, else whole once all is in
+  uint32_t type;     // the WRITE*'s message type, for the trace
+  uint64_t done = 0; // bytes enqueued
+  cl_event first = nullptr, last = nullptr; // the parts' (retained)
+  cl_int err = CL_SUCCESS; // a part could not be enqueued: no more are
+  cl_event ue = nullptr;   // the rest waits behind it (Session::defer_job)
+};
+
 // Where the bytes of a WRITE* sent on the data socket go, in command order.
 // staging == nullptr: the command failed, the bytes are read and dropped.
-// The data reader takes them in kChunk parts and reports each one
-// (Session::arrived_) to the command reader, which writes it to the device;
-// if the connection breaks first, the rest is written behind `ue`, which
-// the data reader completes once the resumed client has sent them again.
+// The data reader takes them in kChunk parts, and writes them to the device
+// as they come through `job`; if the connection breaks first, the rest is
+// written behind `ue`, which the data reader completes once the resumed
+// client has sent them again.
 struct DataSlot {
   uint64_t id;
   uint64_t size;
   Staging *staging;
+  WriteJob *job = nullptr; // not launched yet
   cl_event ue = nullptr;
   uint64_t in = 0; // bytes in before a break: a resume's replay skips them
 };
@@ -399,7 +427,11 @@ private:
   void send_ack();
   void reply(uint64_t id, cl_int status, const void *payload = nullptr,
              uint64_t payload_len = 0);
+  // A command that failed before it reached the runtime (a PUSH: its peer
+  // hears of it).  Command reader.
   void complete_now(uint64_t id, cl_int status);
+  // Its COMPLETION, from any thread.
+  void report_failure(uint64_t id, cl_int status);
 
   // objects.cc: synchronous requests.
   cl_context context(uint32_t platform, cl_int &err);
@@ -429,6 +461,9 @@ private:
   void ungate(Pending *p);
   void enqueued(Queue &q);
   void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
+  // The end of launch (p->ev set): the waiter or a callback reports p.  Any
+  // thread; sweep_held: the caller holds sweep_mu_.
+  void watch(Pending *p, bool sweep_held);
   cl_int foreign_wait(uint64_t id, uint32_t platform);
   void release_waits();
   void drop_pending(uint64_t id);
@@ -490,11 +525,24 @@ private:
                  bool in_parts, F enqueue);
   bool fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
                   cl_int err);
-  // Waits until more than `have` of the `size` bytes of data-socket write
-  // `id` are in (or all, for size 0); returns how many are, or UINT64_MAX
-  // if the data reader stopped first (the connection broke, or the session
-  // ends).
-  uint64_t wait_arrived(uint64_t id, uint64_t have, uint64_t size);
+
+  // write.cc: a data-socket WRITE*'s native write, enqueued and launched
+  // by the data reader (WriteJob).  Command reader: hands the opened
+  // command over, and waits for its launch only where a message needs it.
+  void hand_over(Pending *p, Queue &q, uint64_t size, bool in_parts,
+                 WriteEnqueue enqueue);
+  bool overtakes_write(const Decoded &d) const;
+  void wait_write();
+  // The thread holding the job's slot.
+  void write_part(WriteJob &j, uint64_t to);
+  void finish_job(WriteJob *j);
+  // The slot's bytes stopped coming: its rest will wait behind a user event
+  // the slot keeps (under mu_ for a queued slot).  Returns the job, for
+  // finish_job.
+  WriteJob *defer_job(DataSlot &s);
+  // defer_job and finish_job for every queued slot with a job; lock holds
+  // mu_ (released meanwhile).
+  void defer_queued(std::unique_lock<std::mutex> &lock);
   bool read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size);
   void send_read(Pending *p, std::vector<cl_event> parts, cl_event size_read,
                  uint64_t offset);
@@ -616,11 +664,12 @@ private:
   Resume pending_;         // a resume not taken yet
   std::condition_variable resume_cv_;
   uint64_t client_seen_data_ = 0; // the resume's count for the data log
-  // The write whose bytes the data reader is taking in, and how many are in
-  // (arrived_cv_ tells the command reader, which waits for them).
-  uint64_t arriving_id_ = 0;
-  uint64_t arrived_ = 0;
-  std::condition_variable arrived_cv_;
+  // A WriteJob was handed over and is not launched yet (launched_cv_ tells
+  // the command reader, which may wait for it: wait_write).
+  bool write_launching_ = false;
+  std::condition_variable launched_cv_;
+  // kChunk parts of DATA received: the command reader's patience (no lock).
+  std::atomic<uint64_t> data_parts_{0};
   // MIGRATE_IN commands waiting for their bytes, by event id; also mu_.
   std::unordered_map<uint64_t, PeerSlot> peer_slots_;
   unsigned peers_running_ = 0; // peer readers not yet ended; also mu_
@@ -708,6 +757,10 @@ private:
     bool has_size;
   } push_{};
   Decoded in_;                  // the message being handled
+  // The WriteJob handed over last, until the command reader has seen it
+  // launched: messages that need it enqueued first wait (overtakes_write).
+  bool write_busy_ = false;
+  uint64_t write_id_ = 0, write_queue_ = 0;
   std::vector<Queue *> dirty_;  // queues to flush before blocking on input
   // The queue of the next message if it is an NDRANGE already received
   // (MsgReader::next_ndrange_queue), and the queue whose untracked commands

@@ -8,7 +8,9 @@
    (userfaultfd, missing pages): the client's send of the bytes stops in
    the middle, deterministically, until the test supplies that half.
    Meanwhile a kernel and a 4-byte read of its result on queue B must
-   complete (so before the write can).  Then the rest of the bytes go, and
+   complete (so before the write can), and then the same behind a user
+   event that the test sets meanwhile (its NOTIFY_EVENT goes on the command
+   socket behind the WRITE).  Then the rest of the bytes go, and
    a copy of the written buffer right behind the write on queue A holds
    every written bit.  Without userfaultfd (no permission), and with
    "local", only the bits are checked.
@@ -17,7 +19,8 @@
    the kernel and read on queue B take when enqueued as the write's bytes
    start to leave (held at their first page, then all let go at once),
    against the same on an idle queue B, and how long the write takes
-   (doc/benchmarks.md, stop 14).  */
+   (doc/benchmarks.md, stop 14, "Commands on another queue behind a large
+   write").  */
 
 #define TEST_NAME "write_overlap"
 #include "remote_test_util.c"
@@ -136,6 +139,16 @@ status_of (cl_event e)
   return s;
 }
 
+/* Waits up to 20 s for e to complete (the server's command reader might
+   wait behind the write); its status then.  */
+static cl_int
+wait_complete (cl_event e)
+{
+  for (int i = 0; i < 2000 && status_of (e) != CL_COMPLETE; ++i)
+    usleep (10000);
+  return status_of (e);
+}
+
 static double
 now_us (void)
 {
@@ -214,6 +227,21 @@ measure (int rounds, cl_command_queue qb, cl_kernel k, cl_mem small,
           write[rounds / 2], write[0], write[rounds - 1]);
 }
 
+/* What main made (LeakSanitizer runs the test, tools/sanitize.sh).  */
+static void
+release_all (cl_context ctx, cl_program prog, cl_kernel k, cl_command_queue qb,
+             cl_mem copy, cl_mem small)
+{
+  clReleaseMemObject (small);
+  clReleaseMemObject (copy);
+  clReleaseMemObject (big);
+  clReleaseKernel (k);
+  clReleaseProgram (prog);
+  clReleaseCommandQueue (qb);
+  clReleaseCommandQueue (qa);
+  clReleaseContext (ctx);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -246,6 +274,8 @@ main (int argc, char **argv)
       for (size_t i = 0; i < size / 4; ++i)
         w[i] = pattern (i);
       measure (atoi (argv[4]), qb, k, small, w);
+      free (w);
+      release_all (ctx, prog, k, qb, copy, small);
       return 0;
     }
 
@@ -280,8 +310,8 @@ main (int argc, char **argv)
   pthread_t t;
   if (pthread_create (&t, NULL, write_thread, NULL) != 0)
     fail ("pthread_create");
-  cl_event copy_ev, bump_ev, read_ev;
-  cl_uint got = 0;
+  cl_event copy_ev, bump_ev, read_ev, gate_ev, bump2_ev, read2_ev;
+  cl_uint got = 0, got2 = 0;
   if (held)
     {
       /* The send stopped at the missing half: the WRITE is on its way,
@@ -300,17 +330,42 @@ main (int argc, char **argv)
       /* B must finish while the bytes are held back; give up after 20 s
          (the server's command reader waits behind the write), and let the
          bytes go before failing: the write thread holds the client.  */
-      int i;
-      for (i = 0; i < 2000 && status_of (read_ev) != CL_COMPLETE; ++i)
-        usleep (10000);
-      cl_int rs = status_of (read_ev);
+      cl_int rs = wait_complete (read_ev);
+      /* A command of B behind a user event that is set now: the client's
+         NOTIFY_EVENT, behind the WRITE on the command socket, must reach
+         the server meanwhile too.  */
+      cl_int ns = rs;
+      if (rs == CL_COMPLETE)
+        {
+          gate_ev = clCreateUserEvent (ctx, &err);
+          CHECK_ERR (err, "clCreateUserEvent");
+          CHECK (clEnqueueNDRangeKernel (qb, k, 1, NULL, &one, NULL, 1,
+                                         &gate_ev, &bump2_ev));
+          CHECK (clEnqueueReadBuffer (qb, small, CL_FALSE, 0, 4, &got2, 0,
+                                      NULL, &read2_ev));
+          CHECK (clFlush (qb));
+          CHECK (clSetUserEventStatus (gate_ev, CL_COMPLETE));
+          ns = wait_complete (read2_ev);
+        }
       supply (uffd, want, half, size - half);
       if (rs != CL_COMPLETE)
         fail ("queue B's read is %s while the write's bytes are held back: "
               "it waits behind the write", clerr (rs));
       if (got != v)
         fail ("queue B's read gave %u, not %u", got, v);
-      note ("queue B completed with the write's bytes held back");
+      if (ns != CL_COMPLETE)
+        fail ("queue B's read behind a user event set meanwhile is %s while "
+              "the write's bytes are held back: the NOTIFY_EVENT waits "
+              "behind the write",
+              clerr (ns));
+      if (got2 != 2 * v)
+        fail ("queue B's read behind the user event gave %u, not %u", got2,
+              2 * v);
+      note ("queue B completed with the write's bytes held back, also "
+            "behind a user event set meanwhile");
+      clReleaseEvent (gate_ev);
+      clReleaseEvent (bump2_ev);
+      clReleaseEvent (read2_ev);
     }
   /* Behind the write on A, enqueued once the client has sent the write's
      bytes (it holds the write's event until then): the server gets the
@@ -335,5 +390,15 @@ main (int argc, char **argv)
     fail ("the written buffer differs at byte %ld", d);
   printf ("%s: PASS: %s, %zu MiB write%s\n", TEST_NAME, name, size >> 20,
           held ? ", queue B served while its bytes were held back" : "");
+  clReleaseEvent (copy_ev);
+  clReleaseEvent (write_ev);
+  clReleaseEvent (read_ev);
+  clReleaseEvent (bump_ev);
+  free (out);
+  free (want);
+  if (uffd >= 0)
+    close (uffd);
+  munmap (src, size);
+  release_all (ctx, prog, k, qb, copy, small);
   return 0;
 }
