@@ -274,21 +274,25 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
     complete_now(id, err);
     return;
   }
-  p->ev = ev;
   enqueued(q);
+  // An ungated command reports the commands before it that went without an
+  // event (Session::run); a marker covers them for any other.
+  if (!q.untracked.empty() && (p->gated || p->self_completing()))
+    cover(q);
+  // A sweep (peer readers run them too) must see p either without its
+  // event or with its callback: found failed in between, it would be
+  // completed twice, once more by a callback registered after the failure.
+  std::unique_lock<std::mutex> sweep_lock(sweep_mu_, std::defer_lock);
+  if (devs_.platforms[p->platform].silent_failures)
+    sweep_lock.lock();
+  p->ev = ev;
   if (p->kind == Pending::Finish) {
     std::lock_guard<std::mutex> lock(ev_mu_);
     finishing_.push_back(p);
   }
-  // An ungated command reports the commands before it that went without an
-  // event (Session::run).
-  if (!q.untracked.empty()) {
-    if (!p->gated && !p->self_completing())
-      adopt(p, q);
-    else
-      cover(q);
-  }
-  watch(p, false);
+  if (!q.untracked.empty())
+    adopt(p, q);
+  watch(p, sweep_lock.owns_lock());
 }
 
 void Session::watch(Pending *p, bool sweep_held)
