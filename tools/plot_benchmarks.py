@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Plots doc/data/*.csv (figures measured on the GPU machine, see
-doc/benchmarks.md) into doc/benchmarks-h200x2.png.  Needs matplotlib (PyPI):
+"""Plots doc/data/*.csv (figures measured on the GPU machines, see
+doc/benchmarks.md) into doc/benchmarks-h200x2.png: lanes and migrations on
+two H200, and matmul on two and four.  Needs matplotlib (PyPI):
     python3 -m venv v && v/bin/pip install matplotlib && v/bin/python tools/plot_benchmarks.py
 """
 import csv
@@ -24,7 +25,9 @@ def main():
     mig = rows("h200x2-migrations.csv")
     mm = rows("h200x2-matmul.csv")
     lanes = rows("h200x2-lanes.csv")
-    fig, (c, a, b) = plt.subplots(1, 3, figsize=(18, 4.8))
+    mig4 = rows("h200x4-migrations.csv")
+    mm4 = rows("h200x4-matmul.csv")
+    fig, (c, a, b, e) = plt.subplots(1, 4, figsize=(24, 4.8))
 
     xs = range(len(lanes))
     for k, col in enumerate(["write", "read"]):
@@ -55,6 +58,13 @@ def main():
     for commit, label in labels.items():
         gbps = [s / float(r[commit]) / 1e3 for s, r in zip(sizes, mig)]
         a.plot(sizes, gbps, marker="o", label=f"{label} ({commit})")
+    sizes4 = [int(r["bytes"]) for r in mig4]
+    for commit, label in {"e9adf23": "peer lanes, 2 of 4 H200 (e9adf23)",
+                          "d4806b9": "stop 15's end, 2 of 4 H200 (d4806b9)"}.items():
+        a.plot(sizes4, [s / float(r[commit]) / 1e3 for s, r in zip(sizes4, mig4)],
+               marker="s", linestyle="--", label=label)
+    a.axhline(18.36, color="black", linestyle="-.",
+              label="the client's 64 MiB write (d4806b9 run)")
     a.axhline(4.7, color="grey", linestyle="--",
               label="loopback TCP, one stream (iperf-like)")
     a.axhline(3.0, color="grey", linestyle=":",
@@ -77,10 +87,31 @@ def main():
     b.set_xticklabels([f"{r['n']} x {r['n']}" for r in mm])
     b.set_yscale("log")
     b.set_ylabel("ms (best of 5)")
-    b.set_title("examples/remote/matmul")
+    b.set_title("examples/remote/matmul, two H200")
     b.legend(fontsize=8)
     b.grid(True, axis="y", alpha=0.3)
-    fig.suptitle("PoCL-R on nvidia-h200-x2, 2026-11-21/22")
+
+    width = 0.2
+    xs = range(len(mm4))
+    cols = [("native", "native NVIDIA"), ("remote_1gpu", "1 remote GPU"),
+            ("remote_2gpu", "2 remote GPUs"), ("remote_4gpu", "4 remote GPUs")]
+    for k, (col, label) in enumerate(cols):
+        e.bar([x + (k - 1.5) * width for x in xs],
+              [float(r[col]) for r in mm4], width, label=label)
+    for x, r in zip(xs, mm4):
+        eff = float(r["native"]) / (4 * float(r["remote_4gpu"]))
+        e.annotate(f"{100 * eff:.1f}%", (x + 1.5 * width,
+                                         float(r["remote_4gpu"])),
+                   ha="center", va="bottom", fontsize=8)
+    e.set_xticks(list(xs))
+    e.set_xticklabels([f"{r['n']} x {r['n']}" for r in mm4])
+    e.set_yscale("log")
+    e.set_ylabel("ms (best of 3)")
+    e.set_title("matmul, four H200 (efficiency on 4)")
+    e.legend(fontsize=8)
+    e.grid(True, axis="y", alpha=0.3)
+    fig.suptitle("PoCL-R on nvidia-h200-x2 (2026-11-21/22) and nvidia-h200-x4 "
+                 "(2026-11-26)")
     fig.tight_layout()
     out = os.path.join(DOC, "benchmarks-h200x2.png")
     fig.savefig(out, dpi=110)
