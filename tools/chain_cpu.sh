@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Where the 2-core machine's chain time goes (doc/benchmarks.md, stop 15): the
+# 100-kernel chain natively and through a pocld on loopback over the build's
+# pthread device, CHAINS back to back each, with the CPU time per chain of the
+# benchmark's process and of pocld's session process (/proc/PID/stat, sampled
+# over the middle of the remote run).
+#   tools/chain_cpu.sh [CHAINS]   (default 8000)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$repo/build}/pocl
+n=${1:-8000}
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"; "$repo/tests/remote/pocld_fixture.sh" stop "$bin/st" >/dev/null 2>&1 || true' EXIT
+cc -O2 -o "$bin/chain_cpu" "$repo/tools/bench/chain_cpu.c" -lOpenCL
+export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
+POCL_DEVICES=pthread "$bin/chain_cpu" native "$n"
+"$repo/tests/remote/pocld_fixture.sh" start "$bin/st" "$build/pocld/pocld" "$build" >/dev/null
+port=$(sed -n 's/^POCLD_PORT=//p' "$bin/st" | head -n1)
+listener=$(sed -n 's/^POCLD_PID=//p' "$bin/st" | head -n1)
+POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 "$bin/chain_cpu" remote "$n" &
+client=$!
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+sleep 1.5
+session=$(pgrep -n -P "$listener")
+t0=$(date +%s%N) s0=$(ticks "$session") c0=$(ticks "$client")
+sleep 3
+t1=$(date +%s%N) s1=$(ticks "$session") c1=$(ticks "$client")
+wait "$client"
+awk -v w=$(((t1 - t0) / 1000)) -v s=$((s1 - s0)) -v c=$((c1 - c0)) -v hz="$hz" 'BEGIN {
+  printf "over %.2f s of the remote run: pocld session %.2f s of CPU, the client %.2f s\n",
+         w / 1e6, s / hz, c / hz }'
