@@ -1,0 +1,371 @@
+/* pocl_remote_ucx.c - bulk payloads over UCX (pocl_remote_ucx.h).  */
+
+#include "pocl_remote_ucx.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ucp/api/ucp.h>
+
+/* Memory registered once (pocl_remote_ucx_register): at most this many
+   blocks; more are left to UCX's own registration cache.  */
+#define UCX_REGISTERED_MAX 256
+/* A wait progresses the worker this long before it naps between progress
+   calls (up to UCX_NAP_MAX_NS): a payload's next piece is usually that
+   close.  Not a sleep on the worker's wake-up descriptor: asking UCX for
+   one (UCP_FEATURE_WAKEUP) leaves out its shared-memory transports, which
+   cannot wake a sleeper (posix, cma: "Destination is unreachable").  */
+#define UCX_SPIN_NS 50000
+#define UCX_NAP_MAX_NS 200000
+
+struct pocl_remote_ucx
+{
+  ucp_context_h context;
+  ucp_worker_h worker;
+  pthread_mutex_t lock; /* the registrations */
+  struct
+  {
+    char *base;
+    size_t len;
+    ucp_mem_h memh;
+  } reg[UCX_REGISTERED_MAX];
+  unsigned nreg;
+};
+
+struct pocl_remote_ucx_ep
+{
+  pocl_remote_ucx *u;
+  ucp_ep_h ep;
+  int failed; /* atomic */
+};
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static pocl_remote_ucx *g_engine;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static void (*g_log) (const char *);
+
+static void
+log_status (const char *what, ucs_status_t st)
+{
+  char msg[256];
+  snprintf (msg, sizeof (msg), "UCX: %s: %s", what, ucs_status_string (st));
+  if (g_log != NULL)
+    g_log (msg);
+}
+
+static void
+make_engine (void)
+{
+  pocl_remote_ucx *u = calloc (1, sizeof (*u));
+  if (u == NULL)
+    return;
+  ucp_config_t *config = NULL;
+  ucs_status_t st = ucp_config_read (NULL, NULL, &config);
+  if (st != UCS_OK)
+    {
+      log_status ("reading the configuration", st);
+      free (u);
+      return;
+    }
+  ucp_params_t p;
+  memset (&p, 0, sizeof (p));
+  p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  p.features = UCP_FEATURE_TAG;
+  p.mt_workers_shared = 1;
+  st = ucp_init (&p, config, &u->context);
+  ucp_config_release (config);
+  if (st != UCS_OK)
+    {
+      log_status ("init", st);
+      free (u);
+      return;
+    }
+  ucp_worker_params_t wp;
+  memset (&wp, 0, sizeof (wp));
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_MULTI;
+  st = ucp_worker_create (u->context, &wp, &u->worker);
+  if (st != UCS_OK)
+    {
+      log_status ("worker", st);
+      if (u->worker != NULL)
+        ucp_worker_destroy (u->worker);
+      ucp_cleanup (u->context);
+      free (u);
+      return;
+    }
+  pthread_mutex_init (&u->lock, NULL);
+  g_engine = u;
+}
+
+pocl_remote_ucx *
+pocl_remote_ucx_engine (void (*log) (const char *msg))
+{
+  g_log = log;
+  pthread_once (&g_once, make_engine);
+  return g_engine;
+}
+
+int
+pocl_remote_ucx_address (pocl_remote_ucx *u, void **addr, size_t *len)
+{
+  ucp_address_t *a = NULL;
+  size_t n = 0;
+  ucs_status_t st = ucp_worker_get_address (u->worker, &a, &n);
+  if (st != UCS_OK)
+    {
+      log_status ("worker address", st);
+      return -1;
+    }
+  *addr = a;
+  *len = n;
+  return 0;
+}
+
+void
+pocl_remote_ucx_free_address (pocl_remote_ucx *u, void *addr)
+{
+  ucp_worker_release_address (u->worker, (ucp_address_t *)addr);
+}
+
+static void
+ep_error (void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+  (void)ep;
+  pocl_remote_ucx_ep *e = (pocl_remote_ucx_ep *)arg;
+  __atomic_store_n (&e->failed, 1, __ATOMIC_RELEASE);
+  log_status ("endpoint failed", status);
+}
+
+pocl_remote_ucx_ep *
+pocl_remote_ucx_connect (pocl_remote_ucx *u, const void *addr, size_t len)
+{
+  (void)len;
+  pocl_remote_ucx_ep *e = calloc (1, sizeof (*e));
+  if (e == NULL)
+    return NULL;
+  e->u = u;
+  ucp_ep_params_t p;
+  memset (&p, 0, sizeof (p));
+  p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS
+                 | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
+                 | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  p.address = (const ucp_address_t *)addr;
+  /* A peer that goes away fails what is in flight to it, and later sends,
+     instead of leaving them waiting.  UCX 1.13's shared-memory transports
+     cannot report that (the endpoint is "unreachable" in this mode): there
+     the waits' own time limits stand in.  */
+  p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  p.err_handler.cb = ep_error;
+  p.err_handler.arg = e;
+  ucs_status_t st = ucp_ep_create (u->worker, &p, &e->ep);
+  if (st == UCS_ERR_UNREACHABLE)
+    {
+      p.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+      st = ucp_ep_create (u->worker, &p, &e->ep);
+    }
+  if (st != UCS_OK)
+    {
+      log_status ("endpoint", st);
+      free (e);
+      return NULL;
+    }
+  return e;
+}
+
+int
+pocl_remote_ucx_ep_failed (const pocl_remote_ucx_ep *ep)
+{
+  return __atomic_load_n (&ep->failed, __ATOMIC_ACQUIRE);
+}
+
+/* Between progress calls that found nothing to do: nothing for the first
+   UCX_SPIN_NS, then naps growing to UCX_NAP_MAX_NS.  */
+static void
+idle (uint64_t since, uint64_t *nap)
+{
+  if (now_ns () - since < UCX_SPIN_NS)
+    return;
+  struct timespec ts = { 0, (long)*nap };
+  nanosleep (&ts, NULL);
+  if (*nap < UCX_NAP_MAX_NS)
+    *nap *= 2;
+}
+
+/* Progresses until req completes or the deadline (0: none) passes, then
+   frees it: its status, UCS_ERR_TIMED_OUT if it was ended for the time.
+   test: how to ask the request (recv: ucp_tag_recv_request_test, for its
+   length in *info); NULL: ucp_request_check_status.  */
+static ucs_status_t
+wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
+              ucp_tag_recv_info_t *info)
+{
+  if (req == NULL)
+    return UCS_OK;
+  if (UCS_PTR_IS_ERR (req))
+    return UCS_PTR_STATUS (req);
+  uint64_t start = now_ns (), nap = 10000;
+  ucs_status_t st;
+  while ((st = info ? ucp_tag_recv_request_test (req, info)
+                    : ucp_request_check_status (req))
+         == UCS_INPROGRESS)
+    {
+      if (ucp_worker_progress (u->worker) != 0)
+        {
+          start = now_ns ();
+          nap = 10000;
+          continue;
+        }
+      if (deadline != 0 && now_ns () >= deadline)
+        {
+          ucp_request_cancel (u->worker, req);
+          while (ucp_request_check_status (req) == UCS_INPROGRESS)
+            ucp_worker_progress (u->worker);
+          ucp_request_free (req);
+          return UCS_ERR_TIMED_OUT;
+        }
+      idle (start, &nap);
+    }
+  ucp_request_free (req);
+  return st;
+}
+
+static uint64_t
+deadline_of (int timeout_ms)
+{
+  return timeout_ms < 0 ? 0 : now_ns () + (uint64_t)timeout_ms * 1000000u;
+}
+
+/* The registration holding [p, p + n), or NULL.  */
+static ucp_mem_h
+registered (pocl_remote_ucx *u, const void *p, size_t n)
+{
+  ucp_mem_h h = NULL;
+  pthread_mutex_lock (&u->lock);
+  for (unsigned i = 0; i < u->nreg && h == NULL; ++i)
+    if ((const char *)p >= u->reg[i].base
+        && (const char *)p + n <= u->reg[i].base + u->reg[i].len)
+      h = u->reg[i].memh;
+  pthread_mutex_unlock (&u->lock);
+  return h;
+}
+
+static void
+op_params (pocl_remote_ucx *u, ucp_request_param_t *rp, const void *p,
+           size_t n)
+{
+  memset (rp, 0, sizeof (*rp));
+  ucp_mem_h h = __atomic_load_n (&u->nreg, __ATOMIC_RELAXED)
+                    ? registered (u, p, n)
+                    : NULL;
+  if (h != NULL)
+    {
+      rp->op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+      rp->memh = h;
+    }
+}
+
+int
+pocl_remote_ucx_send (pocl_remote_ucx_ep *ep, uint64_t tag, const void *p,
+                      size_t n, int timeout_ms)
+{
+  if (pocl_remote_ucx_ep_failed (ep))
+    return -1;
+  ucp_request_param_t rp;
+  op_params (ep->u, &rp, p, n);
+  void *req = ucp_tag_send_nbx (ep->ep, p, n, tag, &rp);
+  ucs_status_t st = wait_request (ep->u, req, deadline_of (timeout_ms), NULL);
+  if (st != UCS_OK)
+    {
+      log_status ("send", st);
+      return -1;
+    }
+  return 0;
+}
+
+int
+pocl_remote_ucx_recv (pocl_remote_ucx *u, uint64_t tag, void *p, size_t n,
+                      size_t *got, int timeout_ms)
+{
+  ucp_request_param_t rp;
+  ucp_tag_recv_info_t info;
+  memset (&info, 0, sizeof (info));
+  op_params (u, &rp, p, n);
+  rp.op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
+  rp.recv_info.tag_info = &info;
+  void *req = ucp_tag_recv_nbx (u->worker, p, n, tag, ~(ucp_tag_t)0, &rp);
+  /* A receive completed at once has its length in info already.  */
+  ucs_status_t st = wait_request (u, req, deadline_of (timeout_ms), &info);
+  if (st != UCS_OK)
+    {
+      log_status ("receive", st);
+      return -1;
+    }
+  *got = info.length;
+  return 0;
+}
+
+int
+pocl_remote_ucx_register (pocl_remote_ucx *u, void *p, size_t n)
+{
+  if (registered (u, p, n) != NULL)
+    return 0;
+  ucp_mem_map_params_t mp;
+  memset (&mp, 0, sizeof (mp));
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS
+                  | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.address = p;
+  mp.length = n;
+  ucp_mem_h h = NULL;
+  pthread_mutex_lock (&u->lock);
+  int ok = u->nreg < UCX_REGISTERED_MAX
+           && ucp_mem_map (u->context, &mp, &h) == UCS_OK;
+  if (ok)
+    {
+      u->reg[u->nreg].base = (char *)p;
+      u->reg[u->nreg].len = n;
+      u->reg[u->nreg].memh = h;
+      ++u->nreg;
+    }
+  pthread_mutex_unlock (&u->lock);
+  return ok ? 0 : -1;
+}
+
+void
+pocl_remote_ucx_unregister (pocl_remote_ucx *u, void *p)
+{
+  pthread_mutex_lock (&u->lock);
+  for (unsigned i = 0; i < u->nreg; ++i)
+    if (u->reg[i].base == (char *)p)
+      {
+        ucp_mem_unmap (u->context, u->reg[i].memh);
+        u->reg[i] = u->reg[--u->nreg];
+        break;
+      }
+  pthread_mutex_unlock (&u->lock);
+}
+
+void
+pocl_remote_ucx_disconnect (pocl_remote_ucx_ep *ep)
+{
+  if (ep == NULL)
+    return;
+  ucp_request_param_t rp;
+  memset (&rp, 0, sizeof (rp));
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  void *req = ucp_ep_close_nbx (ep->ep, &rp);
+  wait_request (ep->u, req, deadline_of (1000), NULL);
+  free (ep);
+}
