@@ -376,8 +376,9 @@ bool Server::hello_done(Handshake &h)
     route(h.fd, hello, h.peer.c_str(), &tls_route);
     return true;
   }
-  // Authenticated before the session id is looked up.  The challenge fits
-  // a fresh socket's send buffer: a short send is a broken connection.
+  // Authenticated before it is routed to its session (the id only picks the
+  // key).  The challenge fits a fresh socket's send buffer: a short send is a
+  // broken connection.
   h.key = key_for(h.msg.hello);
   if (!make_challenge(h.msg.hello, h.key, h.challenge) ||
       send(h.fd, &h.challenge, sizeof h.challenge,

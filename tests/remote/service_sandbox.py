@@ -32,7 +32,7 @@ import subprocess
 import sys
 
 # Keys that are not hardening, and what this script does with them.
-PLAIN = {"Type", "ExecStart", "ExecReload", "Restart", "KillMode",
+PLAIN = {"Type", "ExecStart", "ExecReload", "Restart", "RestartPreventExitStatus", "KillMode",
          "TimeoutStopSec", "User", "Group", "Environment", "CacheDirectory"}
 HIDDEN_HOME = ["/home", "/root", "/run/user"]
 HIDDEN_TMP = ["/tmp", "/var/tmp"]
