@@ -6,7 +6,8 @@
 #                          /etc/OpenCL/vendors/pocl-remote.icd, and the client header
 #                          /usr/include/pocl-remote/pocl_remote_ext.h
 #  pocld                   /usr/sbin/pocld, /lib/systemd/system/pocld.service,
-#                          /etc/pocld.conf (annotated), the pocld user (postinst)
+#                          /etc/pocld.conf (annotated; a copy in /usr/share/doc/pocld/examples),
+#                          the pocld user (postinst)
 # Both are `cmake --install --strip` of tools/build.sh --package, split by path and packed
 # with dpkg-deb; their library dependencies come from dpkg-shlibdeps. Anything the install
 # puts where neither package expects it fails the script, so that nothing is lost silently.
@@ -19,7 +20,7 @@ out=$build_root/packages
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "package.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +63,8 @@ install -D -m 644 "$repo/lib/CL/devices/remote/pocl_remote_ext.h" \
 take "$server" usr/sbin/pocld
 install -D -m 644 "$repo/packaging/pocld.service" "$server/lib/systemd/system/pocld.service"
 install -D -m 644 "$repo/packaging/pocld.conf" "$server/etc/pocld.conf"
+# The annotated original, for when /etc/pocld.conf has been edited.
+install -D -m 644 "$repo/packaging/pocld.conf" "$server/usr/share/doc/pocld/examples/pocld.conf"
 install -D -m 644 "$repo/doc/operating.md" "$server/usr/share/doc/pocld/operating.md"
 
 left=$(cd "$stage/install" && find . -type f -o -type l)

@@ -44,7 +44,8 @@ for f in etc/OpenCL/vendors/pocl-remote.icd "$lib/libpocl.so.2" \
          "$lib/pocl/libpocl-devices-remote.so" usr/include/pocl-remote/pocl_remote_ext.h; do
   files "$client_deb" | grep -qx "$f" || fail "client package: no $f"
 done
-for f in usr/sbin/pocld lib/systemd/system/pocld.service etc/pocld.conf; do
+for f in usr/sbin/pocld lib/systemd/system/pocld.service etc/pocld.conf \
+         usr/share/doc/pocld/examples/pocld.conf; do
   files "$server_deb" | grep -qx "$f" || fail "pocld package: no $f"
 done
 if files "$client_deb" | grep -Eq '^etc/OpenCL/vendors/pocl\.icd$|^usr/lib/[^/]+/(libpocl|pocl/)'; then
