@@ -273,6 +273,9 @@ void child_setup(pid_t listener)
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);
   signal(SIGCHLD, SIG_DFL);
+  // SIGHUP reloads the listener only; a session keeps running through one
+  // sent to the whole service.
+  signal(SIGHUP, SIG_IGN);
   sigset_t s;
   sigemptyset(&s);
   sigaddset(&s, SIGTERM);

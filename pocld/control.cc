@@ -17,31 +17,32 @@ namespace pocld {
 
 std::string psk;
 
-bool make_challenge(const pocl_remote_hello &hello, ChallengeMsg &out)
+bool make_challenge(const pocl_remote_hello &hello, const std::string &key,
+                    ChallengeMsg &out)
 {
   out = ChallengeMsg{};
   out.hdr.type = POCL_RMSG_AUTH_CHALLENGE;
   out.hdr.body_size = sizeof out.c;
   if (getrandom(out.c.nonce, sizeof out.c.nonce, 0) != sizeof out.c.nonce)
     return false;
-  if (psk.empty())
+  if (key.empty())
     return true;
   out.c.flags = POCL_REMOTE_AUTH_REQUIRED;
-  return pocl_remote_auth_proof(psk.data(), psk.size(), 1, &hello,
+  return pocl_remote_auth_proof(key.data(), key.size(), 1, &hello,
                                 out.c.nonce, out.c.proof) == 0;
 }
 
-const char *auth_problem(const pocl_remote_hello &hello,
+const char *auth_problem(const pocl_remote_hello &hello, const std::string &key,
                          const ChallengeMsg &challenge, const AuthMsg &auth)
 {
   if (auth.hdr.type != POCL_RMSG_AUTH ||
       auth.hdr.body_size != sizeof(pocl_remote_auth) ||
       auth.hdr.payload_size != 0)
     return "no AUTH after the challenge";
-  if (psk.empty())
+  if (key.empty())
     return nullptr;
   uint8_t want[POCL_REMOTE_MAC_SIZE];
-  if (pocl_remote_auth_proof(psk.data(), psk.size(), 0, &hello,
+  if (pocl_remote_auth_proof(key.data(), key.size(), 0, &hello,
                              challenge.c.nonce, want) != 0)
     return "cannot compute the key proof";
   if (pocl_remote_auth_equal(want, auth.a.proof))
@@ -57,13 +58,13 @@ const char *authenticate(Conn conn, const pocl_remote_hello &hello,
 {
   *answer = false;
   ChallengeMsg c;
-  if (!make_challenge(hello, c))
+  if (!make_challenge(hello, psk, c))
     return "cannot make a challenge";
   AuthMsg a;
   if (!send_msg(conn, c.hdr.type, 0, &c.c, sizeof c.c, nullptr, 0) ||
       !recv_deadline(conn, &a, sizeof a, kHandshakeTimeoutMs))
     return "no AUTH after the challenge";
-  const char *bad = auth_problem(hello, c, a);
+  const char *bad = auth_problem(hello, psk, c, a);
   *answer = bad != nullptr;
   return bad;
 }

@@ -23,8 +23,9 @@ static_assert(sizeof(HelloMsg) ==
                   sizeof(pocl_remote_hdr) + sizeof(pocl_remote_hello),
               "packed handshake");
 
-// The pre-shared key (--psk-file or POCLD_PSK), empty for none.  Set by main
-// before anything is forked; the peer connections use it too.
+// The pre-shared key (--psk-file or POCLD_PSK), empty for none.  Set in the
+// listener (at startup, again on SIGHUP) before the sessions it forks use
+// it; the peer connections use it too.
 extern std::string psk;
 
 struct ChallengeMsg {
@@ -37,11 +38,13 @@ struct AuthMsg {
 };
 
 // The AUTH_CHALLENGE answering `hello`: a fresh nonce and, with a key, this
-// server's proof.  False when no random bytes could be had.
-bool make_challenge(const pocl_remote_hello &hello, ChallengeMsg &out);
-// Why the client's AUTH must be refused (a wrong proof, or none while this
-// server has a key), or nullptr.
-const char *auth_problem(const pocl_remote_hello &hello,
+// server's proof with `key` (empty: none).  False when no random bytes
+// could be had.
+bool make_challenge(const pocl_remote_hello &hello, const std::string &key,
+                    ChallengeMsg &out);
+// Why the client's AUTH must be refused (a wrong proof of `key`, or none
+// while there is a key), or nullptr.
+const char *auth_problem(const pocl_remote_hello &hello, const std::string &key,
                          const ChallengeMsg &challenge, const AuthMsg &auth);
 // The whole handshake after an acceptable HELLO on a blocking socket:
 // AUTH_CHALLENGE out, AUTH in (bounded by kHandshakeTimeoutMs).  Why it

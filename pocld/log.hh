@@ -3,6 +3,8 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace pocld {
@@ -14,6 +16,22 @@ inline Level log_level = Level::Info;
 
 inline bool log_enabled(Level l) { return l <= log_level; }
 
+// Lines start with their syslog priority ("<3>"), which journald reads as
+// the level (journalctl -p warning).  Set by main, before any fork.
+inline bool log_priority_prefix = false;
+
+// Sets log_priority_prefix when stderr is the journal: systemd names its
+// stream in $JOURNAL_STREAM ("device:inode").
+inline void log_to_journal_if_there()
+{
+  const char *e = getenv("JOURNAL_STREAM");
+  unsigned long long dev = 0, ino = 0;
+  struct stat st;
+  log_priority_prefix =
+      e != nullptr && sscanf(e, "%llu:%llu", &dev, &ino) == 2 &&
+      fstat(STDERR_FILENO, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 // sid: the session's short hex id, or "-" outside a session.  The line is
 // formatted first and written with one write(2) so that lines of different
 // threads never interleave.
@@ -21,8 +39,10 @@ __attribute__((format(printf, 3, 4))) inline void
 log_line(Level l, const char *sid, const char *fmt, ...)
 {
   static const char *const prefix[] = {"error", "warn", "info", "debug"};
+  static const char *const priority[] = {"<3>", "<4>", "<6>", "<7>"};
   char buf[1024];
-  int n = snprintf(buf, sizeof buf, "pocld %s [%s] ",
+  int n = snprintf(buf, sizeof buf, "%spocld %s [%s] ",
+                   log_priority_prefix ? priority[static_cast<int>(l)] : "",
                    prefix[static_cast<int>(l)], sid);
   va_list ap;
   va_start(ap, fmt);

@@ -186,11 +186,17 @@ long Server::discover_devices()
   return ndev;
 }
 
-void Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
+void Server::run(const volatile sig_atomic_t *stop,
+                 volatile sig_atomic_t *reload, void (*on_reload)(),
+                 const sigset_t *waitmask)
 {
   std::vector<pollfd> fds;
   std::vector<pid_t> pids; // for fds[3 .. 3 + pids.size())
   while (!*stop) {
+    if (*reload) {
+      *reload = 0;
+      on_reload();
+    }
     fds.clear();
     pids.clear();
     for (int fd : listen_fd_)
@@ -243,7 +249,6 @@ void Server::run(const volatile sig_atomic_t *stop, const sigset_t *waitmask)
       if (fds[role].revents & POLLIN)
         accept_on(role);
   }
-  stop_children(waitmask);
 }
 
 void Server::accept_on(uint32_t role)
@@ -309,6 +314,7 @@ void Server::fork_session(int fd, const char *peer)
   Child c;
   c.ctl = sp[0];
   c.peer = peer;
+  c.key = psk;
   children_.emplace(pid, c);
   LOG_DEBUG("-", "session process %d for %s", int(pid), peer);
 }
@@ -326,7 +332,7 @@ bool Server::read_hello(Handshake &h)
     return true;
   }
   if (h.got == want && h.challenged) {
-    if (const char *bad = auth_problem(h.msg.hello, h.challenge, h.auth))
+    if (const char *bad = auth_problem(h.msg.hello, h.key, h.challenge, h.auth))
       refuse(h.fd, h.peer.c_str(), bad, true, CL_INVALID_VALUE);
     else
       route(h.fd, h.msg.hello, h.peer.c_str());
@@ -370,9 +376,11 @@ bool Server::hello_done(Handshake &h)
     route(h.fd, hello, h.peer.c_str(), &tls_route);
     return true;
   }
-  // Authenticated before the session id is looked up.  The challenge fits
-  // a fresh socket's send buffer: a short send is a broken connection.
-  if (!make_challenge(h.msg.hello, h.challenge) ||
+  // Authenticated before it is routed to its session (the id only picks the
+  // key).  The challenge fits a fresh socket's send buffer: a short send is a
+  // broken connection.
+  h.key = key_for(h.msg.hello);
+  if (!make_challenge(h.msg.hello, h.key, h.challenge) ||
       send(h.fd, &h.challenge, sizeof h.challenge,
            MSG_DONTWAIT | MSG_NOSIGNAL) != ssize_t(sizeof h.challenge)) {
     refuse(h.fd, h.peer.c_str(), "cannot send the challenge", false, 0);
@@ -414,6 +422,17 @@ void Server::route(int fd, const pocl_remote_hello &hello, const char *peer,
              int(it->second), strerror(errno));
   }
   refuse(fd, peer, "unknown session", tls_route == nullptr, CL_INVALID_VALUE);
+}
+
+// A connection that names a session (its data socket, a lane, a resume, a
+// peer) proves the key that session's process was forked with: a reload
+// does not cut open sessions off.  Others prove the current one.
+const std::string &Server::key_for(const pocl_remote_hello &hello) const
+{
+  SessionId id;
+  memcpy(id.data(), hello.session_id, id.size());
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? psk : children_.at(it->second).key;
 }
 
 void Server::refuse(int fd, const char *peer, const char *why, bool answer,
@@ -514,7 +533,7 @@ void Server::reap()
   }
 }
 
-void Server::stop_children(const sigset_t *waitmask)
+void Server::stop(const sigset_t *waitmask)
 {
   stopping_ = true;
   for (int &fd : listen_fd_) {

@@ -29,10 +29,13 @@ public:
   // count, or -1 if the discovery did not finish.
   long discover_devices();
   // Accepts connections until *stop is set by a signal handler; signals
-  // (SIGINT, SIGTERM, SIGCHLD) are delivered only while waiting, with
-  // `waitmask` as the signal mask.  Then ends every session process:
-  // SIGTERM, a grace period, SIGKILL.
-  void run(const volatile sig_atomic_t *stop, const sigset_t *waitmask);
+  // (SIGINT, SIGTERM, SIGHUP, SIGCHLD) are delivered only while waiting,
+  // with `waitmask` as the signal mask.  Whenever *reload is set, clears it
+  // and calls on_reload between two waits.
+  void run(const volatile sig_atomic_t *stop, volatile sig_atomic_t *reload,
+           void (*on_reload)(), const sigset_t *waitmask);
+  // Ends every session process: SIGTERM, a grace period, SIGKILL.
+  void stop(const sigset_t *waitmask);
 
 private:
   // A session process.
@@ -41,6 +44,7 @@ private:
     bool registered = false; // `id` is in by_id_
     SessionId id{};
     SessionId route{}; // with TLS: what its connections' STARTTLS names
+    std::string key;   // the pre-shared key it was forked with
     char sid[9] = "-";
     std::string peer;
   };
@@ -53,6 +57,7 @@ private:
     HelloMsg msg;
     bool challenged = false; // challenge sent, auth being read
     ChallengeMsg challenge;
+    std::string key; // the one the challenge was made with
     AuthMsg auth;
     uint64_t deadline_ms;
     std::string peer;
@@ -67,10 +72,10 @@ private:
              const SessionId *tls_route = nullptr);
   void refuse(int fd, const char *peer, const char *why, bool answer,
               int32_t status);
+  const std::string &key_for(const pocl_remote_hello &hello) const;
   void child_input(pid_t pid, Child &c);
   void drop_registration(Child &c);
   void reap();
-  void stop_children(const sigset_t *waitmask);
 
   const unsigned max_sessions_;
   std::vector<PlatformHint> hints_; // inherited by session processes

@@ -30,33 +30,38 @@ std::string ssl_error()
 
 bool tls_configure(const char *cert, const char *key, const char *ca)
 {
-  g_server = SSL_CTX_new(TLS_server_method());
-  g_client = SSL_CTX_new(TLS_client_method());
-  if (g_server == nullptr || g_client == nullptr) {
-    LOG_ERR("-", "TLS: %s", ssl_error().c_str());
+  // Built aside and swapped in whole: a reload that fails keeps the old ones.
+  ERR_clear_error();
+  SSL_CTX *server = SSL_CTX_new(TLS_server_method());
+  SSL_CTX *client = SSL_CTX_new(TLS_client_method());
+  auto fail = [&](const std::string &what) {
+    LOG_ERR("-", "TLS: %s: %s", what.c_str(), ssl_error().c_str());
+    SSL_CTX_free(server);
+    SSL_CTX_free(client);
     return false;
-  }
-  pocl_remote_tls_ctx_defaults(g_server);
-  pocl_remote_tls_ctx_defaults(g_client);
+  };
+  if (server == nullptr || client == nullptr)
+    return fail("cannot make a context");
+  pocl_remote_tls_ctx_defaults(server);
+  pocl_remote_tls_ctx_defaults(client);
   // No resumption: the tickets would only be extra messages.
-  SSL_CTX_set_num_tickets(g_server, 0);
-  if (SSL_CTX_use_certificate_chain_file(g_server, cert) != 1) {
-    LOG_ERR("-", "TLS: cannot use the certificate %s: %s", cert,
-            ssl_error().c_str());
-    return false;
-  }
-  if (SSL_CTX_use_PrivateKey_file(g_server, key, SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(g_server) != 1) {
-    LOG_ERR("-", "TLS: cannot use the key %s: %s", key, ssl_error().c_str());
-    return false;
-  }
-  SSL_CTX_set_verify(g_client, SSL_VERIFY_PEER, nullptr);
-  if ((ca != nullptr ? SSL_CTX_load_verify_locations(g_client, ca, nullptr)
-                     : SSL_CTX_set_default_verify_paths(g_client)) != 1) {
-    LOG_ERR("-", "TLS: cannot load the CA certificates %s: %s",
-            ca ? ca : "(system)", ssl_error().c_str());
-    return false;
-  }
+  SSL_CTX_set_num_tickets(server, 0);
+  if (SSL_CTX_use_certificate_chain_file(server, cert) != 1)
+    return fail(std::string("cannot use the certificate ") + cert);
+  if (SSL_CTX_use_PrivateKey_file(server, key, SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(server) != 1)
+    return fail(std::string("cannot use the key ") + key);
+  SSL_CTX_set_verify(client, SSL_VERIFY_PEER, nullptr);
+  if ((ca != nullptr ? SSL_CTX_load_verify_locations(client, ca, nullptr)
+                     : SSL_CTX_set_default_verify_paths(client)) != 1)
+    return fail(std::string("cannot load the CA certificates ") +
+                (ca ? ca : "(system)"));
+  // Only the listener reloads, and it holds no connection that uses them:
+  // session processes have their own copies since their fork.
+  SSL_CTX_free(g_server);
+  SSL_CTX_free(g_client);
+  g_server = server;
+  g_client = client;
   return true;
 }
 

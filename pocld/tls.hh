@@ -24,8 +24,9 @@ struct Conn {
 };
 
 // --tls-cert, --tls-key and --tls-ca (may be null: the system's CAs verify
-// peer servers).  Loads them before anything is forked; false, logged, on
-// failure, also when pocld was built without libssl.
+// peer servers).  Loads them in the listener: at startup, and on SIGHUP for
+// the sessions forked after it.  False, logged, on failure (the contexts in
+// use then stay), also when pocld was built without libssl.
 bool tls_configure(const char *cert, const char *key, const char *ca);
 // True once a certificate is configured: every connection, command, data
 // and peer, must then use TLS.

@@ -3,6 +3,9 @@
 # remote driver, pocld, tests and examples.
 #   tools/build.sh          full build into $BUILD_DIR/pocl (CPU devices + remote + pocld + tests)
 #   tools/build.sh --thin   remote client + pocld only (no LLVM, no CPU devices) into $BUILD_DIR/thin
+#   tools/build.sh --package   the thin build laid out for the packages (tools/package.sh)
+#                           into $BUILD_DIR/package: prefix /usr, libpocl in a directory of its
+#                           own, no POCL_BUILDING (no build-tree paths in the library)
 #   tools/build.sh --sanitize=asan|tsan   the thin build with ASan+UBSan or TSan, into
 #                           $BUILD_DIR/thin-asan or thin-tsan (tools/sanitize.sh runs the tests)
 # Env: BUILD_DIR (default <repo>/build), POCL_TARBALL (default /usr/src/pocl.tar.xz),
@@ -16,12 +19,13 @@ tarball=${POCL_TARBALL:-/usr/src/pocl.tar.xz}
 tarball_sha256=db953f102fb92a49c8077786437dd827a2605207a3dd1533de7e9e83c5123e74
 jobs=${JOBS:-$(nproc)}
 
-thin=0 sanitize=
+thin=0 sanitize= package=0
 for arg in "$@"; do
   case "$arg" in
     --thin) thin=1 ;;
     --sanitize=asan|--sanitize=tsan) thin=1 sanitize=${arg#--sanitize=} ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --package) thin=1 package=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +101,18 @@ if [[ $thin == 1 ]]; then
   # so nothing to test locally (upstream's tests and examples would find no device).
   config=(-DENABLE_LLVM=OFF -DENABLE_HOST_CPU_DEVICES=OFF
           -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCLCC=OFF)
+  if [[ $package == 1 ]]; then
+    bdir=$build_root/package
+    # libpocl and its drivers under .../pocl-remote, not where Debian's libpocl2 keeps
+    # the same soname and its own drivers (.../libpocl.so.2, .../pocl/); libpocl finds
+    # its drivers relative to itself (dladdr), so no path of this machine is built in.
+    libdir=/usr/lib/$(gcc -print-multiarch)/pocl-remote
+    # Source paths in messages (__FILE__) relative to the tree, not this machine's.
+    map="-ffile-prefix-map=$src=pocl -ffile-prefix-map=$repo=pocl-r"
+    config+=(-DCMAKE_INSTALL_PREFIX=/usr -DENABLE_POCL_BUILDING=OFF
+             "-DPOCL_INSTALL_PUBLIC_LIBDIR=$libdir" "-DPOCL_INSTALL_PRIVATE_LIBDIR=$libdir/pocl"
+             "-DCMAKE_C_FLAGS=$map" "-DCMAKE_CXX_FLAGS=$map")
+  fi
   if [[ -n $sanitize ]]; then
     # Instrumented libpocl (client driver) and pocld. _FORTIFY_SOURCE (hardening) and
     # ASan's interceptors do not mix.

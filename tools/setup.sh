@@ -19,9 +19,10 @@ done
 # Common to both builds: compiler, build tools, ICD loader, tools used by the scripts/tests.
 # libssl-dev: HMAC for pre-shared keys (doc/security.md); libucx-dev: bulk payloads over UCX
 # (RDMA, shared memory; doc/protocol.md, Transports); both builds also build without them.
+# dpkg-dev: dpkg-shlibdeps for tools/package.sh.
 pkgs=(cmake ninja-build g++ pkg-config ccache python3 patch xz-utils
       ocl-icd-libopencl1 ocl-icd-opencl-dev ocl-icd-dev opencl-headers clinfo libssl-dev
-      libucx-dev)
+      libucx-dev dpkg-dev)
 if [[ $thin == 0 ]]; then
   # Kernel compiler for the CPU devices, hwloc for their topology, and upstream's tarball.
   # libclang-common-15-dev: clang-15's libFuzzer and sanitizer runtimes (remote/fuzz_decode).
@@ -29,7 +30,10 @@ if [[ $thin == 0 ]]; then
          libclang-common-15-dev libhwloc-dev zlib1g-dev libzstd-dev
          # FFmpeg's libraries for the HEVC decoder device; ffmpeg (with libx265) makes
          # and decodes the tests' clips.
-         libavcodec-dev libavutil-dev libswscale-dev ffmpeg)
+         libavcodec-dev libavutil-dev libswscale-dev ffmpeg
+         # The package tests: systemd-analyze verify on the unit, and the unit's
+         # system call filters emulated with libseccomp (tests/remote/service_sandbox.py).
+         systemd python3-seccomp)
   client_pkgs=(clblast-tests clpeak python3-venv)
 else
   client_pkgs=()

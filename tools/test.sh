@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, build (incremental: seconds when nothing changed) and run every test:
 # upstream PoCL's suite on pthread plus ours (label "remote": pocld fixture, example,
-# upstream suite through the remote driver). Exits non-zero if anything fails.
+# upstream suite through the remote driver; label "package": the Debian packages, built
+# and installed into a throwaway root). Exits non-zero if anything fails.
 # Extra arguments go to ctest, e.g. tools/test.sh -L remote
 # Then the remote tests again under ASan+UBSan and under TSan (tools/sanitize.sh asan
 # and tsan, thin sanitized builds). SKIP_SANITIZERS=1 skips them locally; with CI=true
@@ -14,6 +15,9 @@ bdir=$build_root/pocl
 
 "$repo/tools/setup.sh"
 "$repo/tools/build.sh"
+# The thin build that the packages come from (tests package/*): built here rather than
+# inside a test, which would compete with the other tests for the two cores.
+"$repo/tools/build.sh" --package
 
 # ctest output is also kept in a log, to repeat its summary line at the very end.
 mkdir -p "$build_root"
