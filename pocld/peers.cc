@@ -429,12 +429,18 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   if (s->staging != nullptr && !s->image && (len > written || write_err)) {
     cl_event e = nullptr;
     cl_int err = write_err;
+    // A small migration in one piece is written with a blocking call, as a
+    // small push is read: NVIDIA's flushed write waited for took 12-14 us
+    // of a 4-byte migration (two H200, traced), a blocking one takes 7.2
+    // (tools/bench/small_transfer_probe.c, an H100).
+    const bool at_once = pd.offset == 0 && s->received == pd.total &&
+                         len <= kBlockingMax && s->last_write == nullptr;
     const uint64_t write_t0 = POCLD_TRACE_T0();
     if (err == CL_SUCCESS)
-      err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset + written,
-                                 len - written,
+      err = clEnqueueWriteBuffer(s->tq, s->dst, at_once ? CL_TRUE : CL_FALSE,
+                                 pd.offset + written, len - written,
                                  s->staging->data() + pd.offset + written, 0,
-                                 nullptr, &e);
+                                 nullptr, at_once ? nullptr : &e);
     POCLD_TRACE_SPAN(NativeEnqueue, h.id, POCL_RMSG_PEER_DATA, len - written,
                      write_t0);
     if (err != CL_SUCCESS) {
@@ -442,7 +448,7 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
       // taken away would leave them waiting for it.
       LOG_WARN(sid_, "writing a migration's chunk failed: %d", err);
       finish_peer_slot(*s, err);
-    } else {
+    } else if (!at_once) {
       clFlush(s->tq);
       if (s->last_write != nullptr)
         clReleaseEvent(s->last_write);
