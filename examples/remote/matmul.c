@@ -1,5 +1,5 @@
 /* matmul.c - C = A x B over all devices of one context: the rows of C are
-   split evenly between the devices, each computes its block, in PIECES
+   split evenly between the devices, each computes its block, in MATMUL_PIECES
    parts, into buffers of its own, and the parts are gathered into one
    result buffer on the first device with clEnqueueCopyBuffer (the runtime
    migrates each part there: between PoCL-R servers, server to server).  A
@@ -31,7 +31,7 @@
 
 #define TILE 16
 #define MAX_DEVICES 16
-#define PIECES 4
+#define MAX_PIECES 16
 
 static const char *kernel_source
     = "#define TILE 16\n"
@@ -82,6 +82,11 @@ main (int argc, char **argv)
   cl_uint n = argc > 1 ? (cl_uint)strtoul (argv[1], NULL, 10) : 512;
   cl_uint want = argc > 2 ? (cl_uint)strtoul (argv[2], NULL, 10) : 0;
   int repeat = argc > 3 ? atoi (argv[3]) : 3;
+  /* MATMUL_PIECES: parts per device (default 4, at most MAX_PIECES) */
+  const char *pieces_env = getenv ("MATMUL_PIECES");
+  cl_uint pieces = pieces_env ? (cl_uint)atoi (pieces_env) : 4;
+  if (pieces < 1 || pieces > MAX_PIECES)
+    pieces = 4;
   /* up to 16384: every sum of small integers stays exact in a float, and
      an index in a matrix fits the kernel's uint */
   if (n == 0 || n % TILE != 0 || n > 16384 || repeat < 1)
@@ -138,9 +143,9 @@ main (int argc, char **argv)
   CHECK (err);
   cl_command_queue q[MAX_DEVICES];
   cl_kernel kern[MAX_DEVICES];
-  cl_mem part[MAX_DEVICES][PIECES];
+  cl_mem part[MAX_DEVICES][MAX_PIECES];
   cl_uint row0[MAX_DEVICES], rows[MAX_DEVICES];
-  cl_uint prow0[MAX_DEVICES][PIECES], prows[MAX_DEVICES][PIECES];
+  cl_uint prow0[MAX_DEVICES][MAX_PIECES], prows[MAX_DEVICES][MAX_PIECES];
   cl_uint tiles = n / TILE, p;
   for (d = 0; d < ndev; ++d)
     {
@@ -151,11 +156,11 @@ main (int argc, char **argv)
       row0[d] = tiles * d / ndev * TILE;
       rows[d] = tiles * (d + 1) / ndev * TILE - row0[d];
       /* whole tiles per part; a part may be empty */
-      for (p = 0; p < PIECES; ++p)
+      for (p = 0; p < pieces; ++p)
         {
           cl_uint t = rows[d] / TILE;
-          prow0[d][p] = row0[d] + t * p / PIECES * TILE;
-          prows[d][p] = row0[d] + t * (p + 1) / PIECES * TILE - prow0[d][p];
+          prow0[d][p] = row0[d] + t * p / pieces * TILE;
+          prows[d][p] = row0[d] + t * (p + 1) / pieces * TILE - prow0[d][p];
           part[d][p] = NULL;
           if (prows[d][p] == 0)
             continue;
@@ -175,10 +180,10 @@ main (int argc, char **argv)
   for (r = 0; r <= repeat; ++r)
     {
       double t0 = now_ms ();
-      cl_event done[MAX_DEVICES][PIECES];
+      cl_event done[MAX_DEVICES][MAX_PIECES];
       for (d = 0; d < ndev; ++d)
         {
-          for (p = 0; p < PIECES; ++p)
+          for (p = 0; p < pieces; ++p)
             {
               if (part[d][p] == NULL)
                 continue;
@@ -196,7 +201,7 @@ main (int argc, char **argv)
         }
       /* gather: each part migrates to the first device, as soon as it is
          computed, and is copied into place there */
-      for (p = 0; p < PIECES; ++p)
+      for (p = 0; p < pieces; ++p)
         for (d = 0; d < ndev; ++d)
           {
             if (part[d][p] == NULL)
@@ -247,7 +252,7 @@ main (int argc, char **argv)
 
   for (d = 0; d < ndev; ++d)
     {
-      for (p = 0; p < PIECES; ++p)
+      for (p = 0; p < pieces; ++p)
         if (part[d][p] != NULL)
           clReleaseMemObject (part[d][p]);
       clReleaseKernel (kern[d]);
