@@ -167,7 +167,7 @@ move_stripes (stripe_run *run, unsigned k)
 {
   pocl_remote_link *l = &run->streams[k];
   uint64_t off;
-  if (l->ops == NULL)
+  if (!pocl_remote_link_up (l))
     return -1; /* a lane that never came, or went */
   for (off = (uint64_t)k * POCL_REMOTE_STRIPE; off < run->n;
        off += (uint64_t)run->count * POCL_REMOTE_STRIPE)

@@ -60,7 +60,7 @@ typedef struct pocl_remote_link_ops
 
 struct pocl_remote_link
 {
-  const pocl_remote_link_ops *ops; /* NULL: no connection */
+  const pocl_remote_link_ops *ops; /* never NULL once cleared or set */
   /* The link's socket (-1: none), and what the transport keeps besides
      (TLS: its pocl_remote_tls).  Only the transport's own file looks into
      them; a link is connected while fd >= 0.  */
@@ -68,6 +68,8 @@ struct pocl_remote_link
   void *state;
 };
 
+/* A link with no connection: every operation fails or does nothing.  */
+extern const pocl_remote_link_ops pocl_remote_no_link_ops;
 /* The links of the stream transports.  */
 extern const pocl_remote_link_ops pocl_remote_tcp_link_ops;
 #ifdef POCL_REMOTE_HAVE_TLS
@@ -87,13 +89,12 @@ pocl_remote_link_set (pocl_remote_link *slot, const pocl_remote_link *l)
   __atomic_store_n (&slot->fd, l->fd, __ATOMIC_RELEASE);
 }
 
-/* A link with no connection: shutdown and close do nothing on it.  */
+/* A link with no connection (pocl_remote_no_link_ops).  */
 static inline void
 pocl_remote_link_clear (pocl_remote_link *l)
 {
   __atomic_store_n (&l->fd, -1, __ATOMIC_RELEASE);
-  __atomic_store_n (&l->ops, (const pocl_remote_link_ops *)NULL,
-                    __ATOMIC_RELAXED);
+  __atomic_store_n (&l->ops, &pocl_remote_no_link_ops, __ATOMIC_RELAXED);
   l->state = NULL;
 }
 
@@ -210,8 +211,8 @@ pocl_remote_link_recv_deadline (pocl_remote_link *l, void *buf, size_t n,
   return failed ? -1 : 0;
 }
 
-/* What the stream transports share (pocl_remote_link_tcp.c): recv_full as
-   recv until n, and the monotonic clock of the spins.  */
+/* What the links share (pocl_remote_link.c): recv_full as recv until n,
+   and the monotonic clock of the spins.  */
 int pocl_remote_stream_recv_full (pocl_remote_link *l, void *buf, size_t n);
 uint64_t pocl_remote_link_now_ns (void);
 

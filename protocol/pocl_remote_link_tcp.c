@@ -8,29 +8,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-uint64_t
-pocl_remote_link_now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-int
-pocl_remote_stream_recv_full (pocl_remote_link *l, void *buf, size_t n)
-{
-  char *p = (char *)buf;
-  while (n > 0)
-    {
-      long r = l->ops->recv (l, p, n, 0);
-      if (r <= 0)
-        return -1;
-      p += r;
-      n -= (size_t)r;
-    }
-  return 0;
-}
-
 static int
 fd_of (pocl_remote_link *l)
 {
