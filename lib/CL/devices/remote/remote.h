@@ -5,7 +5,8 @@
    completions), remote_commands.c (each command as a wire message),
    remote_conn.c (message I/O, requests), remote_reader.c (the reader
    threads), remote_session.c (connecting, the server registry),
-   remote_program.c (builds, kernel metadata).  */
+   remote_program.c (builds, kernel metadata).  How the bytes travel is
+   remote_transport.h's (doc/protocol.md, "Transports").  */
 
 #ifndef POCL_REMOTE_INTERNAL_H
 #define POCL_REMOTE_INTERNAL_H
