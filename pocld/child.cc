@@ -39,11 +39,12 @@ constexpr int kExitTeardownLimit = 3;
 // How long a new session process waits for the listener to register its id.
 constexpr int kRegisterTimeoutMs = 5000;
 
-// TLS connections that a session process may have in their handshake at
-// once (its data socket and peers need a few): more are closed, so that
-// whoever knows a session's route cannot pile up threads in its process.
-constexpr int kMaxTlsHandshakes = 8;
-std::atomic<int> g_tls_handshakes{0};
+// Connections of a transport with the HELLO inside (TLS) that a session
+// process may have in their handshake at once (its data socket and peers
+// need a few): more are closed, so that whoever knows a session's route
+// cannot pile up threads in its process.
+constexpr int kMaxHandshakes = 8;
+std::atomic<int> g_handshakes{0};
 
 const uint8_t kZeroId[16] = {};
 
@@ -53,34 +54,7 @@ void refuse(Conn c, const char *sid, const char *peer, const char *why,
   LOG_WARN(sid, "refusing %s: %s", peer, why);
   if (answer)
     send_hello_reply(c, CL_INVALID_VALUE, kZeroId, 0);
-  tls_free(c.tls);
-  close(c.fd);
-}
-
-// A command socket with TLS: STARTTLS in the clear, then the TLS handshake.
-// False (refused, logged) on failure.
-bool start_tls(Conn &c, const char *peer)
-{
-  HelloMsg msg;
-  if (!recv_deadline(c, &msg, sizeof msg, kHandshakeTimeoutMs)) {
-    refuse(c, "-", peer, "no handshake", false);
-    return false;
-  }
-  bool answer = false;
-  uint32_t role;
-  SessionId route;
-  if (const char *bad = starttls_problem(msg, POCL_REMOTE_ROLE_COMMAND, &answer,
-                                         role, route)) {
-    refuse(c, "-", peer, bad, answer);
-    return false;
-  }
-  std::string why;
-  c.tls = tls_accept(c.fd, kHandshakeTimeoutMs, why);
-  if (c.tls == nullptr) {
-    refuse(c, "-", peer, why.c_str(), false);
-    return false;
-  }
-  return true;
+  pocl_remote_link_close(&c);
 }
 
 // Draws a session id and has the listener register it (it refuses one that
@@ -134,20 +108,21 @@ void serve_lane(Session *s, Conn c, uint32_t number, const std::string &peer)
     refuse(c, s->sid(), peer.c_str(), "lane taken", true);
 }
 
-// With TLS, a data, lane, peer or resuming command socket that the listener
-// routed by its STARTTLS (`role`): the TLS handshake, then HELLO and AUTH
-// inside TLS, checked as the listener checks them on a plain connection,
-// and the session id too.
-void serve_tls(Session *s, int fd, uint32_t role, const std::string &peer)
+// With a transport that carries the HELLO inside (TLS), a data, lane, peer
+// or resuming command socket that the listener routed by the transport's
+// greeting (`role`): the transport's handshake, then HELLO and AUTH inside
+// it, checked as the listener checks them on a plain connection, and the
+// session id too.
+void serve_inside(Session *s, int fd, uint32_t role, const std::string &peer)
 {
   std::string why;
-  Conn c(fd, tls_accept(fd, kHandshakeTimeoutMs, why));
+  Conn c(fd);
   HelloMsg msg;
   bool answer = false;
   const char *bad = nullptr;
   const uint32_t port = role == POCL_REMOTE_ROLE_PEER ? POCL_REMOTE_ROLE_PEER
                                                       : POCL_REMOTE_ROLE_DATA;
-  if (c.tls == nullptr)
+  if (!link_transport().accept(c, true, kHandshakeTimeoutMs, why, &answer))
     bad = why.c_str();
   else if (!recv_deadline(c, &msg, sizeof msg, kHandshakeTimeoutMs))
     bad = "no handshake";
@@ -161,7 +136,7 @@ void serve_tls(Session *s, int fd, uint32_t role, const std::string &peer)
     } else
       bad = authenticate(c, msg.hello, &answer);
   }
-  --g_tls_handshakes;
+  --g_handshakes;
   if (bad != nullptr)
     return refuse(c, s->sid(), peer.c_str(), bad, answer);
   if (role == POCL_REMOTE_ROLE_PEER) {
@@ -175,8 +150,7 @@ void serve_tls(Session *s, int fd, uint32_t role, const std::string &peer)
   if (role == POCL_REMOTE_ROLE_COMMAND) {
     LOG_INFO(s->sid(), "%s resumes the session", peer.c_str());
     Resume r;
-    r.fd = c.fd;
-    r.tls = c.tls;
+    r.link = c;
     memcpy(r.seen, msg.hello.seen, sizeof r.seen);
     r.peer = peer;
     s->offer_resume(std::move(r));
@@ -204,17 +178,17 @@ void control_loop(Session *s, int ctl)
         close(fd);
       break;
     }
-    // With TLS the listener has read no HELLO: every role goes this way.
-    if (tls_on() && m.role <= POCL_REMOTE_ROLE_LANE) {
-      if (++g_tls_handshakes > kMaxTlsHandshakes) {
-        --g_tls_handshakes;
-        refuse(fd, s->sid(), m.peer, "too many TLS handshakes at once", false);
+    // The listener has read no HELLO: every role goes this way.
+    if (link_transport().hello_inside && m.role <= POCL_REMOTE_ROLE_LANE) {
+      if (++g_handshakes > kMaxHandshakes) {
+        --g_handshakes;
+        refuse(fd, s->sid(), m.peer, "too many handshakes at once", false);
         continue;
       }
       try {
-        std::thread(serve_tls, s, fd, m.role, std::string(m.peer)).detach();
+        std::thread(serve_inside, s, fd, m.role, std::string(m.peer)).detach();
       } catch (const std::system_error &e) {
-        --g_tls_handshakes;
+        --g_handshakes;
         refuse(fd, s->sid(), m.peer, "cannot start a thread", false);
       }
       continue;
@@ -238,7 +212,7 @@ void control_loop(Session *s, int ctl)
     if (m.role == POCL_REMOTE_ROLE_COMMAND) {
       LOG_INFO(s->sid(), "%s resumes the session", m.peer);
       Resume r;
-      r.fd = fd;
+      r.link = Conn(fd);
       memcpy(r.seen, m.seen, sizeof r.seen);
       r.peer = m.peer;
       s->offer_resume(std::move(r));
@@ -289,8 +263,15 @@ void run_session_process(int fd, int ctl, const char *peer,
 {
   const uint64_t t0 = monotonic_ns();
   Conn cmd(fd);
-  if (tls_on() && !start_tls(cmd, peer))
-    _exit(0);
+  {
+    std::string why;
+    bool answer;
+    if (!link_transport().accept(cmd, false, kHandshakeTimeoutMs, why,
+                                 &answer)) {
+      refuse(cmd, "-", peer, why.c_str(), answer);
+      _exit(0);
+    }
+  }
   HelloMsg msg;
   if (!recv_deadline(cmd, &msg, sizeof msg, kHandshakeTimeoutMs)) {
     refuse(cmd, "-", peer, "no handshake", false);

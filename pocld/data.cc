@@ -4,14 +4,10 @@
 // (write.cc).
 #include "session.hh"
 
-#include "lanes.hh"
 #include "log.hh"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <sys/socket.h>
-#include <unistd.h>
 
 namespace pocld {
 
@@ -23,20 +19,15 @@ bool Session::attach_data(Conn c)
   // A data socket still attached is from an earlier attempt of this client
   // to connect (one that failed half-way, or that the server has not seen
   // break yet): the newest one wins.
-  int old;
-  pocl_remote_tls *old_tls;
   // First, so that a send blocked on them lets go of data_.mu.
-  old = data_.fd.load();
-  if (old >= 0)
-    shutdown(old, SHUT_RDWR);
-  shutdown_lanes();
+  pocl_remote_link_shutdown(&data_.link);
+  data_bulk_.ops->shutdown(&data_bulk_);
+  Conn old;
   {
     std::lock_guard<std::mutex> dlock(data_.mu);
-    old = data_.fd.exchange(-1);
-    old_tls = std::exchange(data_.tls, nullptr);
+    old = take(data_.link);
   }
-  if (old >= 0)
-    shutdown(old, SHUT_RDWR);
+  pocl_remote_link_shutdown(&old);
   data_stop_ = true;
   data_cv_.notify_all();
   data_cv_.wait(lock, [&] { return !data_running_; });
@@ -44,11 +35,10 @@ bool Session::attach_data(Conn c)
   {
     // The old connection's: the client opens new ones after this socket.
     std::lock_guard<std::mutex> dlock(data_.mu);
-    close_lanes();
+    data_bulk_.ops->close(&data_bulk_);
   }
-  if (old >= 0) {
-    tls_free(old_tls);
-    close(old);
+  if (old.up()) {
+    pocl_remote_link_close(&old);
     LOG_INFO(sid_, "a newer data socket replaces the one attached");
   }
   // The reply, then the messages the client missed, go out before the
@@ -58,8 +48,7 @@ bool Session::attach_data(Conn c)
                         static_cast<uint32_t>(devs_.devices.size())) ||
       !replay(data_, c, client_seen_data_))
     return false;
-  data_.tls = c.tls;
-  data_.fd = c.fd;
+  pocl_remote_link_set(&data_.link, &c);
   has_data_ = true;
   data_running_ = true;
   return true;
@@ -79,31 +68,12 @@ void Session::fail_slot(DataSlot &s)
     s.staging->unref();
 }
 
-// A striped DATA: its stripes land in the staging, and the bytes in without
-// a gap go to the device as they grow (a write in parts), from the stream
-// threads.  in: those bytes at the end.
-bool Session::recv_striped(const Conn *streams, unsigned count,
-                           const DataSlot &s, uint64_t &in)
-{
-  WriteJob *j = s.job != nullptr && s.job->in_parts ? s.job : nullptr;
-  StripePrefix prefix(count, s.size, kChunk, [&](uint64_t, uint64_t to) {
-    data_parts_.fetch_add(1, std::memory_order_relaxed);
-    if (j != nullptr)
-      write_part(*j, to);
-  });
-  const bool ok =
-      stripe_recv(streams, count, s.staging ? s.staging->data() : nullptr,
-                  s.size, prefix.done);
-  in = prefix.prefix();
-  return ok;
-}
-
 void Session::run_data()
 {
-  // Under the lock: detach() takes the TLS state away under it.
+  // Under the lock: detach() takes the link away under it.
   Conn c = [&] {
     std::lock_guard<std::mutex> lock(data_.mu);
-    return Conn(data_.fd.load(), data_.tls);
+    return data_.link;
   }();
   LOG_DEBUG(sid_, "data socket attached");
   for (;;) {
@@ -118,7 +88,8 @@ void Session::run_data()
       fatal_ = true;
       break;
     }
-    const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
+    // How the payload comes (the bulk transport's mark).
+    const uint32_t mark = h.type & ~POCL_RMSG_TYPE_OF(h.type);
     // The command reader registers the slot when it handles the WRITE*;
     // DATA can overtake it since the sockets are independent.
     DataSlot s;
@@ -145,34 +116,44 @@ void Session::run_data()
     }
     // A first sending may come in stripes; one sent again after a cut
     // inside its bytes never does (the client replays it inline).
-    Conn streams[POCL_REMOTE_MAX_LANES + 1];
-    if (lanes > 0 && (!lane_streams(c, lanes, streams) || s.in != 0)) {
-      LOG_ERR(sid_,
-              "DATA for event %llu in stripes over %u lanes, which this "
-              "session does not have, or sent again so",
-              (unsigned long long)s.id, lanes);
+    if (mark != 0 && s.in != 0) {
+      LOG_ERR(sid_, "DATA for event %llu sent again in stripes",
+              (unsigned long long)s.id);
       fail_slot(s);
       std::lock_guard<std::mutex> lock(mu_);
       fatal_ = true;
       break;
     }
-    // In parts, each written to the device (a write in parts) while the
-    // next one comes in.  After a break the client sends all the bytes
-    // again: those already in are skipped.
-    uint64_t in = s.in;
-    bool ok = lanes > 0 ? recv_striped(streams, lanes + 1, s, in)
-                        : recv_discard(c, s.in);
-    while (ok && in < s.size) {
-      uint64_t len = std::min(kChunk, s.size - in);
-      ok = s.staging ? recv_exact(c, s.staging->data() + in, len)
-                     : recv_discard(c, len);
-      if (!ok)
-        break;
-      in += len;
+    // After a break the client sends all the bytes again: those already in
+    // are skipped.  The rest is written to the device (a write in parts)
+    // as it comes, kChunk at a time, from the bulk transport's threads.
+    WriteJob *j = s.job != nullptr && s.job->in_parts ? s.job : nullptr;
+    const uint64_t skip = s.in;
+    auto grown = [&](uint64_t, uint64_t to) {
       data_parts_.fetch_add(1, std::memory_order_relaxed);
-      if (s.job != nullptr && s.job->in_parts)
-        write_part(*s.job, in);
+      if (j != nullptr)
+        write_part(*j, skip + to);
+    };
+    const pocl_remote_bulk_io io = grown_by(grown, kChunk);
+    uint64_t arrived = 0;
+    int got = recv_discard(c, skip)
+                  ? data_bulk_.ops->recv(&data_bulk_, &c, mark,
+                                         s.staging ? s.staging->data() + skip
+                                                   : nullptr,
+                                         s.size - skip, &io, &arrived)
+                  : POCL_REMOTE_BULK_BROKEN;
+    if (got == POCL_REMOTE_BULK_REFUSED) {
+      LOG_ERR(sid_,
+              "DATA for event %llu in stripes over %u lanes, which this "
+              "session does not have",
+              (unsigned long long)s.id, POCL_RMSG_LANE_COUNT(mark));
+      fail_slot(s);
+      std::lock_guard<std::mutex> lock(mu_);
+      fatal_ = true;
+      break;
     }
+    const uint64_t in = skip + arrived;
+    const bool ok = got == POCL_REMOTE_BULK_OK;
     if (!ok) {
       // Cut inside the bytes: the client sends them again after a resume,
       // and the job goes behind a user event when this reader ends.
@@ -198,7 +179,7 @@ void Session::run_data()
   }
   // Writes cannot complete without the data socket: have the client resume,
   // unless a newer connection has replaced this socket already.
-  if (data_.fd.load() == c.fd)
+  if (holds(data_.link, c))
     drop_connection();
   // A write whose bytes stopped coming is launched, its rest behind a user
   // event, before this reader counts as ended, under mu_: the command

@@ -1,17 +1,15 @@
 // peer_lanes.cc - the lanes of a peer link (doc/protocol.md, "Peer
 // lanes"): more connections between the same two sessions that carry large
-// PEER_DATA payloads in stripes beside the link, as the client's lanes do
-// for its transfers.  One TCP stream is bound by the one core that copies
-// its bytes (3.4-4.2 GB/s for migrations on the H200 host, where the
-// client's lanes move 16.7).
-#include "lanes.hh"
+// PEER_DATA payloads in stripes beside the link (the link's bulk
+// transport, protocol/pocl_remote_bulk_lanes.c), as the client's lanes do
+// for its transfers.  Here: opening and attaching them, and PEER_ACK.  One TCP
+// stream is bound by the one core that copies its bytes (3.4-4.2 GB/s for
+// migrations on the H200 host, where the client's lanes move 16.7).
 #include "log.hh"
 #include "session.hh"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
-#include <sys/socket.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
@@ -19,10 +17,6 @@
 namespace pocld {
 
 namespace {
-
-// How long a reader waits for a lane that a striped PEER_DATA uses and
-// that its opener has not published yet.
-constexpr auto kLaneWait = std::chrono::seconds(10);
 
 // POCLD_PEER_LANES, else one per four CPUs (none on fewer than four), as
 // the client's POCL_REMOTE_LANES: a stream takes about a core at either end.
@@ -93,13 +87,10 @@ void Session::open_peer_lanes(LaneDial *d)
       LOG_WARN(sid_, "peer %u: lane %u: %s", d->peer_index, k, why.c_str());
       break;
     }
-    std::lock_guard<std::mutex> lock(l.lanes_mu);
-    if (l.lanes_dead) {
-      shutdown(c.fd, SHUT_RDWR);
+    if (pocl_remote_lanes_attach(&l.lanes, k, &c)) {
+      pocl_remote_link_close(&c);
       break;
     }
-    l.lanes[k - 1] = c;
-    l.lanes_cv.notify_all();
   }
   LOG_INFO(sid_, "peer %u: %u of %u lanes", d->peer_index, k - 1, want);
   delete d;
@@ -111,107 +102,32 @@ void Session::open_peer_lanes(LaneDial *d)
 // A lane of a link the peer opened to us (the listener checked its HELLO).
 bool Session::attach_peer_lane(Conn c, uint32_t index, uint32_t lane)
 {
-  if (index >= POCL_REMOTE_MAX_PEERS || lane < 1 ||
-      lane > POCL_REMOTE_MAX_LANES)
+  if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
   PeerLink &l = peers_[index];
-  {
-    std::lock_guard<std::mutex> lock(l.lanes_mu);
-    if (!l.up || l.lanes_dead || l.lanes[lane - 1].fd >= 0)
-      return false;
-  }
+  if (!l.up || !pocl_remote_lanes_free(&l.lanes, lane))
+    return false;
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
-                        static_cast<uint32_t>(devs_.devices.size())))
+                        static_cast<uint32_t>(devs_.devices.size())) ||
+      !l.up || pocl_remote_lanes_attach(&l.lanes, lane, &c))
     return false;
-  std::lock_guard<std::mutex> lock(l.lanes_mu);
-  if (!l.up || l.lanes_dead || l.lanes[lane - 1].fd >= 0)
-    return false;
-  l.lanes[lane - 1] = c;
-  l.lanes_cv.notify_all();
   LOG_DEBUG(sid_, "peer %u: lane %u attached", index, lane);
-  return true;
-}
-
-// streams[1..lanes] for a striped PEER_DATA that arrived, waiting for lanes
-// not published yet.  After the lanes failed, the missing ones are -1: the
-// message's stream 0 is still read, and the sender sends it again.  False if
-// a lane did not come in time.
-bool Session::peer_recv_lanes(PeerLink &l, unsigned lanes, Conn *streams)
-{
-  std::unique_lock<std::mutex> lock(l.lanes_mu);
-  auto ready = [&] {
-    if (l.lanes_dead)
-      return true;
-    for (unsigned k = 0; k < lanes; ++k)
-      if (l.lanes[k].fd < 0)
-        return false;
-    return true;
-  };
-  if (!l.lanes_cv.wait_for(lock, kLaneWait, ready))
-    return false;
-  for (unsigned k = 1; k <= lanes; ++k)
-    streams[k] = l.lanes_dead ? Conn() : l.lanes[k - 1];
   return true;
 }
 
 // A lane failed, or the link ended: the link goes on without lanes, on
 // both sides (the peer's lane streams fail too, on the shutdown).  The
-// sockets stay open: the link's reader or a sender may still be in them,
+// lanes stay open: the link's reader or a sender may still be in them,
 // woken by the shutdown.
 void Session::drop_peer_lanes(PeerLink &l)
 {
-  std::lock_guard<std::mutex> lock(l.lanes_mu);
-  l.lanes_dead = true;
-  for (const Conn &c : l.lanes)
-    if (c.fd >= 0)
-      shutdown(c.fd, SHUT_RDWR);
-  l.lanes_cv.notify_all();
+  pocl_remote_lanes_shutdown(&l.lanes);
 }
 
 bool Session::peer_has_lanes(uint32_t index)
 {
-  if (index >= POCL_REMOTE_MAX_PEERS)
-    return false;
-  PeerLink &l = peers_[index];
-  std::lock_guard<std::mutex> lock(l.lanes_mu);
-  return !l.lanes_dead && l.lanes[0].fd >= 0;
-}
-
-// Under l.mu.  A lane failing under the message drops the lanes; the link
-// is still in step (stream 0 carried all its stripes), and the receiver,
-// which saw the lanes fail too, asks for the bytes again (PEER_ACK).
-bool Session::peer_send_striped(PeerLink &l, uint32_t index, uint32_t type,
-                                uint64_t id, const void *body, size_t body_len,
-                                const uint8_t *payload, uint64_t payload_len,
-                                bool *striped)
-{
-  const Conn link(l.fd, l.tls);
-  Conn streams[POCL_REMOTE_MAX_LANES + 1];
-  unsigned lanes = 0;
-  {
-    std::lock_guard<std::mutex> lock(l.lanes_mu);
-    streams[0] = link;
-    while (!l.lanes_dead && lanes < l.lanes.size() && l.lanes[lanes].fd >= 0) {
-      streams[lanes + 1] = l.lanes[lanes];
-      ++lanes;
-    }
-  }
-  if (lanes == 0)
-    return send_msg(link, type, id, body, body_len, payload, payload_len);
-  LOG_DEBUG(sid_, "peer %u: %llu bytes for %llu striped over %u peer lanes",
-            index, (unsigned long long)payload_len, (unsigned long long)id,
-            lanes);
-  *striped = true;
-  Striped r = send_striped_keep(streams, lanes + 1, type, id, body, body_len,
-                                payload, payload_len);
-  if (r == Striped::LaneFailed) {
-    LOG_WARN(sid_,
-             "peer %u: a lane failed under %llu bytes for %llu: the link goes "
-             "on without lanes",
-             index, (unsigned long long)payload_len, (unsigned long long)id);
-    drop_peer_lanes(l);
-  }
-  return r != Striped::MainFailed;
+  return index < POCL_REMOTE_MAX_PEERS &&
+         pocl_remote_lanes_up(&peers_[index].lanes) > 0;
 }
 
 void Session::queue_peer_ack(uint32_t peer, uint64_t id, int32_t status,

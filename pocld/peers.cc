@@ -3,7 +3,6 @@
 // (PEER_NOTIFY) and migrated buffers (PEER_DATA) travel on them, without
 // the client.
 #include "control.hh"
-#include "lanes.hh"
 #include "log.hh"
 #include "session.hh"
 
@@ -98,19 +97,12 @@ bool Session::peer_dial(const std::string &host, uint16_t port,
   ChallengeMsg ch;
   AuthMsg auth;
   const char *bad = nullptr;
-  // With TLS, STARTTLS in the clear names the peer's session by its route,
-  // and the handshake goes inside TLS.
+  // The transport's own setup first (TLS: STARTTLS in the clear names the
+  // peer's session by its route, and the handshake goes inside TLS).
   Conn conn(fd);
-  if (tls_on()) {
-    pocl_remote_hdr sh;
-    pocl_remote_starttls st;
-    if (!make_starttls(POCL_REMOTE_ROLE_PEER, session_id, sh, st) ||
-        !send_msg(fd, sh.type, 0, &st, sizeof st, nullptr, 0))
-      why = "cannot send STARTTLS";
-    else
-      conn.tls = tls_connect(fd, host, kPeerConnectTimeoutMs, why);
-    bad = conn.tls ? nullptr : why.c_str();
-  }
+  if (!link_transport().dial(conn, host, POCL_REMOTE_ROLE_PEER, session_id,
+                             kPeerConnectTimeoutMs, why))
+    bad = why.c_str();
   bool ok =
       bad == nullptr &&
       getrandom(h.hello.nonce, sizeof h.hello.nonce, 0) ==
@@ -127,8 +119,7 @@ bool Session::peer_dial(const std::string &host, uint16_t port,
   if (!ok) {
     if (bad != nullptr)
       why = bad;
-    tls_free(conn.tls);
-    close(fd);
+    pocl_remote_link_close(&conn);
     return false;
   }
   out = conn;
@@ -151,9 +142,8 @@ bool Session::connect_peer(const Decoded &d)
   if (!peer_dial(host, uint16_t(c.port), c.session_id, c.self_index, conn,
                  why) ||
       !start_peer(conn, c.peer_index)) {
-    if (conn.fd >= 0) {
-      tls_free(conn.tls);
-      close(conn.fd);
+    if (conn.up()) {
+      pocl_remote_link_close(&conn);
       why = "link taken";
     }
     LOG_WARN(sid_, "peer %u at %s:%u refused the connection: %s",
@@ -192,15 +182,13 @@ bool Session::start_peer(Conn c, uint32_t index)
       return false;
     PeerLink &l = peers_[index];
     std::lock_guard<std::mutex> llock(l.mu);
-    if (l.fd >= 0 && !l.broken)
+    if (l.link.up() && !l.broken)
       return false;
-    // The old link's TLS state is not freed: its reader may still be in it.
-    if (l.fd >= 0)
-      close(l.fd);
-    l.fd = c.fd;
-    l.tls = c.tls;
+    // The old link's reader may still be in it: closed at teardown.
+    if (l.link.up())
+      retired_links_.push_back(take(l.link));
+    pocl_remote_link_set(&l.link, &c);
     l.broken = false;
-    std::lock_guard<std::mutex> lanes_lock(l.lanes_mu);
     l.up = true;
     ++peers_running_;
   }
@@ -211,7 +199,6 @@ bool Session::start_peer(Conn c, uint32_t index)
     --peers_running_;
     std::lock_guard<std::mutex> llock(peers_[index].mu);
     peers_[index].broken = true;
-    std::lock_guard<std::mutex> lanes_lock(peers_[index].lanes_mu);
     peers_[index].up = false;
     return false;
   }
@@ -223,7 +210,7 @@ bool Session::peer_connected(uint32_t index)
   if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
   std::lock_guard<std::mutex> lock(peers_[index].mu);
-  return peers_[index].fd >= 0 && !peers_[index].broken;
+  return peers_[index].link.up() && !peers_[index].broken;
 }
 
 bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
@@ -235,21 +222,42 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
   PeerLink &l = peers_[index];
   POCLD_TRACE_MSG(PeerSend, type, id, body, payload_len, 0);
   std::lock_guard<std::mutex> lock(l.mu);
-  if (l.fd < 0 || l.broken) {
+  if (!l.link.up() || l.broken) {
     LOG_WARN(sid_, "no link to peer %u: message type %u for %llu dropped",
              index, type, (unsigned long long)id);
     return false;
   }
-  if (striped != nullptr && payload_len >= POCL_REMOTE_STRIPE_MIN
-          ? peer_send_striped(l, index, type, id, body, body_len,
-                              static_cast<const uint8_t *>(payload),
-                              payload_len, striped)
-          : send_msg(Conn(l.fd, l.tls), type, id, body, body_len, payload,
-                     payload_len))
+  // A payload the caller waits a PEER_ACK for may go over the link's lanes
+  // (then *striped is set).  A lane failing under the message drops the
+  // lanes; the link is still in step (it carried all its stripes), and the
+  // receiver, which saw the lanes fail too, asks for the bytes again.
+  int r;
+  if (striped != nullptr) {
+    uint32_t mark = 0;
+    r = send_bulk(l.link, l.bulk, type, id, body, body_len,
+                  static_cast<const uint8_t *>(payload), payload_len, &mark);
+    if (mark != 0) {
+      LOG_DEBUG(sid_, "peer %u: %llu bytes for %llu striped over %u peer lanes",
+                index, (unsigned long long)payload_len, (unsigned long long)id,
+                POCL_RMSG_LANE_COUNT(mark));
+      *striped = true;
+    }
+  } else
+    r = send_msg(l.link, type, id, body, body_len, payload, payload_len)
+            ? POCL_REMOTE_BULK_OK
+            : POCL_REMOTE_BULK_BROKEN;
+  if (r == POCL_REMOTE_BULK_PARTIAL) {
+    LOG_WARN(sid_,
+             "peer %u: a lane failed under %llu bytes for %llu: the link goes "
+             "on without lanes",
+             index, (unsigned long long)payload_len, (unsigned long long)id);
+    drop_peer_lanes(l);
+  }
+  if (r != POCL_REMOTE_BULK_BROKEN)
     return true;
   LOG_WARN(sid_, "send to peer %u failed (%s)", index, strerror(errno));
   l.broken = true;
-  shutdown(l.fd, SHUT_RDWR);
+  pocl_remote_link_shutdown(&l.link);
   return false;
 }
 
@@ -353,54 +361,47 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   const uint64_t trace_t0 = POCLD_TRACE_T0();
   uint8_t *base =
       s->staging && !stale ? s->staging->data() + pd.offset : nullptr;
-  const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
-  if (lanes > 0)
+  // How the payload comes (the link's bulk transport's mark): any way but
+  // inline has the pusher wait for a PEER_ACK.
+  const uint32_t mark = h.type & ~POCL_RMSG_TYPE_OF(h.type);
+  if (mark != 0)
     s->striped = true;
-  Striped got = Striped::Ok;
   // Of a striped buffer chunk, what is already written (see below).
   uint64_t written = 0;
   cl_int write_err = CL_SUCCESS;
-  if (lanes == 0)
-    got = (base ? recv_exact(c, base, len) : recv_discard(c, len))
-              ? Striped::Ok
-              : Striped::MainFailed;
-  else {
-    Conn streams[POCL_REMOTE_MAX_LANES + 1];
-    streams[0] = c;
-    // The gap-free prefix is written as it grows, by kChunk at least, from
-    // the stream threads: the device's write overlaps the network.
-    StripePrefix prefix(
-        lanes + 1, len, kChunk, [&](uint64_t from, uint64_t to) {
-          if (write_err != CL_SUCCESS)
-            return;
-          cl_event e = nullptr;
-          write_err =
-              clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset + from,
-                                   to - from, base + from, 0, nullptr, &e);
-          if (write_err != CL_SUCCESS)
-            return;
-          clFlush(s->tq);
-          if (s->last_write != nullptr)
-            clReleaseEvent(s->last_write);
-          s->last_write = e;
-        });
-    const bool early = base != nullptr && !s->image && pd.status >= 0;
-    if (!peer_recv_lanes(peers_[index], lanes, streams)) {
-      LOG_ERR(sid_, "peer %u: PEER_DATA striped over %u lanes it has not",
-              index, lanes);
-      got = Striped::MainFailed;
-    } else
-      got = stripe_recv_keep(streams, lanes + 1, base, len,
-                             early ? &prefix.done : nullptr);
-    written = prefix.given();
-  }
+  // The gap-free prefix is written as it grows, by kChunk at least, from
+  // the bulk transport's threads: the device's write overlaps the network.
+  auto grown = [&](uint64_t from, uint64_t to) {
+    written = to;
+    if (write_err != CL_SUCCESS)
+      return;
+    cl_event e = nullptr;
+    write_err = clEnqueueWriteBuffer(s->tq, s->dst, CL_FALSE, pd.offset + from,
+                                     to - from, base + from, 0, nullptr, &e);
+    if (write_err != CL_SUCCESS)
+      return;
+    clFlush(s->tq);
+    if (s->last_write != nullptr)
+      clReleaseEvent(s->last_write);
+    s->last_write = e;
+  };
+  const bool early =
+      mark != 0 && base != nullptr && !s->image && pd.status >= 0;
+  const pocl_remote_bulk_io io = grown_by(grown, kChunk);
+  PeerLink &l = peers_[index];
+  uint64_t arrived;
+  int got = l.bulk.ops->recv(&l.bulk, &c, mark, base, len,
+                             early ? &io : nullptr, &arrived);
+  if (got == POCL_REMOTE_BULK_REFUSED)
+    LOG_ERR(sid_, "peer %u: PEER_DATA striped over %u lanes it has not", index,
+            POCL_RMSG_LANE_COUNT(mark));
   POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
-  if (got == Striped::MainFailed) {
+  if (got == POCL_REMOTE_BULK_BROKEN || got == POCL_REMOTE_BULK_REFUSED) {
     PeerSlot out = take();
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return false;
   }
-  if (pd.status >= 0 && (stale || got == Striped::LaneFailed)) {
+  if (pd.status >= 0 && (stale || got == POCL_REMOTE_BULK_PARTIAL)) {
     if (stale)
       return true;
     // The link is in step (its stripes were read); the pusher keeps the
@@ -410,11 +411,8 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
              "%llu: asked again, the link goes on without lanes",
              index, (unsigned long long)h.id, (unsigned long long)len,
              (unsigned long long)pd.offset);
-    drop_peer_lanes(peers_[index]);
-  {
-    std::lock_guard<std::mutex> lock(peers_[index].lanes_mu);
-    peers_[index].up = false;
-  }
+    drop_peer_lanes(l);
+    l.up = false;
     s->resend = true;
     queue_peer_ack(index, h.id, POCL_REMOTE_PEER_ACK_RESEND, pd.offset);
     return true;
@@ -476,7 +474,7 @@ void Session::run_peer(uint32_t index)
   Conn c;
   {
     std::lock_guard<std::mutex> lock(peers_[index].mu);
-    c = Conn(peers_[index].fd, peers_[index].tls);
+    c = peers_[index].link;
   }
   LOG_DEBUG(sid_, "peer %u attached", index);
   for (;;) {
@@ -521,7 +519,7 @@ void Session::run_peer(uint32_t index)
   {
     std::lock_guard<std::mutex> lock(peers_[index].mu);
     peers_[index].broken = true;
-    shutdown(c.fd, SHUT_RDWR);
+    pocl_remote_link_shutdown(&c);
   }
   drop_peer_lanes(peers_[index]);
   // Migrations from this peer can no longer come, nor acknowledgements.

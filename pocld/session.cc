@@ -2,7 +2,6 @@
 // socket's reader: data.cc).
 #include "session.hh"
 
-#include "lanes.hh"
 #include "log.hh"
 
 #include <algorithm>
@@ -150,12 +149,24 @@ void Staging::unref()
   free(this);
 }
 
+PeerLink::PeerLink()
+{
+  // A lane that failed under a message ends the link's lanes, not the
+  // link; a striped PEER_DATA may come before the lane's opener published
+  // it here: its receive waits up to 10 s.
+  pocl_remote_lanes_init(&lanes, 1, 10000);
+  pocl_remote_lanes_bulk(&bulk, &lanes);
+}
+
 Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
     : devs_(devs), id_(id), contexts_(devs.platforms.size(), nullptr)
 {
   snprintf(sid_, sizeof sid_, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
-  cmd_.tls = cmd.tls;
-  cmd_.fd = cmd.fd;
+  pocl_remote_link_set(&cmd_.link, &cmd);
+  // The client stripes over a lane only once it has our HELLO_REPLY on it,
+  // sent after the lane is attached here: no wait.
+  pocl_remote_lanes_init(&lanes_, 0, 0);
+  pocl_remote_lanes_bulk(&data_bulk_, &lanes_);
   waits_.reserve(64);
 }
 
@@ -163,86 +174,32 @@ Session::~Session()
 {
   stop_waiter();
   stop_failer();
-  if (cmd_.fd >= 0)
-    close(cmd_.fd);
-  if (data_.fd >= 0)
-    close(data_.fd);
-  close_lanes();
-}
-
-void Session::close_lanes()
-{
-  std::lock_guard<std::mutex> lock(lanes_mu_);
-  for (Conn &l : lanes_)
-    if (l.fd >= 0) {
-      tls_free(l.tls);
-      close(l.fd);
-      l = Conn();
-    }
-}
-
-void Session::shutdown_lanes()
-{
-  std::lock_guard<std::mutex> lock(lanes_mu_);
-  for (const Conn &l : lanes_)
-    if (l.fd >= 0)
-      shutdown(l.fd, SHUT_RDWR);
-}
-
-bool Session::lane_streams(Conn data, unsigned lanes, Conn *streams)
-{
-  std::lock_guard<std::mutex> lock(lanes_mu_);
-  streams[0] = data;
-  for (unsigned k = 1; k <= lanes; ++k)
-    if ((streams[k] = lanes_[k - 1]).fd < 0)
-      return false;
-  return true;
-}
-
-unsigned Session::lanes_up()
-{
-  std::lock_guard<std::mutex> lock(lanes_mu_);
-  unsigned n = 0;
-  while (n < lanes_.size() && lanes_[n].fd >= 0)
-    ++n;
-  return n;
+  pocl_remote_link_close(&cmd_.link);
+  pocl_remote_link_close(&data_.link);
+  pocl_remote_lanes_close(&lanes_, 1);
 }
 
 bool Session::attach_lane(Conn c, uint32_t number)
 {
   std::lock_guard<std::mutex> lock(data_.mu);
-  {
-    std::lock_guard<std::mutex> llock(lanes_mu_);
-    if (lanes_closed_ || number < 1 || number > lanes_.size() ||
-        lanes_[number - 1].fd >= 0)
-      return false;
-  }
+  if (!pocl_remote_lanes_free(&lanes_, number))
+    return false;
   // Before it is published: a striped send (which holds data_.mu) must not
   // put stripes ahead of the reply.
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
-                        static_cast<uint32_t>(devs_.devices.size())))
+                        static_cast<uint32_t>(devs_.devices.size())) ||
+      pocl_remote_lanes_attach(&lanes_, number, &c))
     return false;
-  {
-    std::lock_guard<std::mutex> llock(lanes_mu_);
-    lanes_[number - 1] = c;
-  }
   LOG_INFO(sid_, "lane %u attached", number);
   return true;
 }
 
 void Session::shutdown_sockets()
 {
-  int fd = cmd_.fd.load();
-  if (fd >= 0)
-    shutdown(fd, SHUT_RDWR);
-  fd = data_.fd.load();
-  if (fd >= 0)
-    shutdown(fd, SHUT_RDWR);
-  shutdown_lanes();
+  drop_connection();
   for (PeerLink &l : peers_) {
     std::lock_guard<std::mutex> lock(l.mu);
-    if (l.fd >= 0)
-      shutdown(l.fd, SHUT_RDWR);
+    pocl_remote_link_shutdown(&l.link);
   }
 }
 
@@ -295,8 +252,7 @@ void Session::flush_batch()
       iov[n++] = {o.body, sizeof m.second};
     }
     msgs.clear();
-    int fd = c.fd.load();
-    if (fd >= 0 && !send_iov(Conn(fd, c.tls), iov, n)) {
+    if (c.link.up() && !send_iov(c.link, iov, n)) {
       LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
                strerror(errno));
       drop_connection();
@@ -342,19 +298,15 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
       o.payload = o.owned.data();
     }
   }
-  int fd = c.fd.load();
-  if (fd < 0)
+  if (!c.link.up())
     return;
   // Replayed messages (above) carry their payload inline: the log has the
   // plain type.
-  Conn streams[POCL_REMOTE_MAX_LANES + 1];
-  const unsigned lanes =
-      &c == &data_ && payload_len >= POCL_REMOTE_STRIPE_MIN ? lanes_up() : 0;
-  if (lanes > 0 && lane_streams(Conn(fd, c.tls), lanes, streams)
-          ? send_striped(streams, lanes + 1, type, id, body, body_len,
-                         static_cast<const uint8_t *>(payload), payload_len)
-          : send_msg(Conn(fd, c.tls), type, id, body, body_len, payload,
-                     payload_len))
+  if (&c == &data_
+          ? send_bulk(c.link, data_bulk_, type, id, body, body_len,
+                      static_cast<const uint8_t *>(payload),
+                      payload_len) == POCL_REMOTE_BULK_OK
+          : send_msg(c.link, type, id, body, body_len, payload, payload_len))
     return;
   // A client that is gone or stopped reading (SO_SNDTIMEO): it may resume.
   LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
@@ -364,12 +316,9 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
 
 void Session::drop_connection()
 {
-  for (Channel *c : {&cmd_, &data_}) {
-    int fd = c->fd.load();
-    if (fd >= 0)
-      shutdown(fd, SHUT_RDWR);
-  }
-  shutdown_lanes();
+  pocl_remote_link_shutdown(&cmd_.link);
+  pocl_remote_link_shutdown(&data_.link);
+  data_bulk_.ops->shutdown(&data_bulk_);
 }
 
 void Session::trim(Channel &c, uint64_t seen)
@@ -457,7 +406,7 @@ void Session::flush_dirty()
 
 bool Session::run_commands()
 {
-  MsgReader reader(Conn(cmd_.fd.load(), cmd_.tls), sid_);
+  MsgReader reader(cmd_.link, sid_);
   Msg m;
   // Whatever ends the loop, no command may stay without an event or cover.
   struct CoverAtExit {
@@ -500,27 +449,20 @@ bool Session::run_commands()
 
 void Session::detach()
 {
-  int fd;
-  pocl_remote_tls *tls;
+  Conn c;
   {
     std::lock_guard<std::mutex> lock(cmd_.mu);
-    fd = cmd_.fd.exchange(-1);
-    tls = std::exchange(cmd_.tls, nullptr);
+    c = take(cmd_.link);
   }
-  if (fd >= 0) {
-    shutdown(fd, SHUT_RDWR);
-    tls_free(tls);
-    close(fd);
-  }
+  pocl_remote_link_shutdown(&c);
+  pocl_remote_link_close(&c);
   // First, so that a send blocked on them lets go of data_.mu.
   drop_connection();
   {
     std::lock_guard<std::mutex> lock(data_.mu);
-    fd = data_.fd.exchange(-1);
-    tls = std::exchange(data_.tls, nullptr);
+    c = take(data_.link);
   }
-  if (fd >= 0)
-    shutdown(fd, SHUT_RDWR);
+  pocl_remote_link_shutdown(&c);
   {
     std::unique_lock<std::mutex> lock(mu_);
     data_stop_ = true;
@@ -528,13 +470,10 @@ void Session::detach()
     data_cv_.wait(lock, [&] { return !data_running_; });
   }
   // Closed only now: the data reader used them until it ended.
-  if (fd >= 0) {
-    tls_free(tls);
-    close(fd);
-  }
+  pocl_remote_link_close(&c);
   {
     std::lock_guard<std::mutex> lock(data_.mu);
-    close_lanes();
+    data_bulk_.ops->close(&data_bulk_);
   }
   LOG_INFO(sid_, "the client's connection broke; keeping the session for "
                  "%d ms",
@@ -551,15 +490,12 @@ void Session::offer_resume(Resume r)
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closing_) {
-      send_hello_reply(Conn(r.fd, r.tls), CL_INVALID_VALUE, id_.data(), 0);
-      tls_free(r.tls);
-      close(r.fd);
+      send_hello_reply(r.link, CL_INVALID_VALUE, id_.data(), 0);
+      pocl_remote_link_close(&r.link);
       return;
     }
-    if (pending_.fd >= 0) { // superseded by the newer one
-      tls_free(pending_.tls);
-      close(pending_.fd);
-    }
+    // superseded by the newer one
+    pocl_remote_link_close(&pending_.link);
     pending_ = std::move(r);
   }
   resume_cv_.notify_all();
@@ -572,7 +508,7 @@ bool Session::wait_resume()
     std::unique_lock<std::mutex> lock(mu_);
     if (fatal_ ||
         !resume_cv_.wait_for(lock, std::chrono::milliseconds(session_grace_ms),
-                             [&] { return pending_.fd >= 0 || closing_; }) ||
+                             [&] { return pending_.link.up() || closing_; }) ||
         closing_) {
       LOG_INFO(sid_, "no resume within %d ms", session_grace_ms);
       return false;
@@ -591,18 +527,16 @@ bool Session::wait_resume()
   {
     std::lock_guard<std::mutex> lock(cmd_.mu);
     if (bad_count ||
-        !send_hello_reply(Conn(r.fd, r.tls), CL_SUCCESS, id_.data(),
+        !send_hello_reply(r.link, CL_SUCCESS, id_.data(),
                           uint32_t(devs_.devices.size()), seen) ||
-        !replay(cmd_, Conn(r.fd, r.tls), r.seen[0])) {
+        !replay(cmd_, r.link, r.seen[0])) {
       LOG_WARN(sid_, "resume from %s failed (bad counts or a broken socket)",
                r.peer.c_str());
-      tls_free(r.tls);
-      close(r.fd);
+      pocl_remote_link_close(&r.link);
       return true; // the next attempt may do better; the grace restarts
     }
     replayed = cmd_.log.size();
-    cmd_.tls = r.tls;
-    cmd_.fd = r.fd;
+    pocl_remote_link_set(&cmd_.link, &r.link);
   }
   acked_cmd_ = seen[0];
   LOG_INFO(sid_,
@@ -684,9 +618,11 @@ void Session::teardown()
   }
   {
     std::lock_guard<std::mutex> lock(data_.mu);
-    lanes_closed_ = true;
-    close_lanes();
+    pocl_remote_lanes_close(&lanes_, 1);
   }
+  for (Conn &c : retired_links_)
+    pocl_remote_link_close(&c);
+  retired_links_.clear();
   // Fail what can never happen now, so that every native command finishes
   // (a write never launched, because no data socket came, too).
   for (DataSlot &s : data_slots_)

@@ -303,20 +303,17 @@ struct PeerAckWait {
 
 // A connection to a peer server's session of the same client.
 struct PeerLink {
-  std::mutex mu; // makes each message atomic on the socket and its lanes
-  int fd = -1;   // set once, before the reader starts
-  pocl_remote_tls *tls = nullptr; // with TLS; set with fd
+  std::mutex mu; // makes each message atomic on the link and its lanes
+  Conn link;     // set once, before the reader starts
   bool broken = false;
-  // Peer lanes by number - 1 (peer_lanes.cc), guarded by lanes_mu, which
-  // no I/O holds.  Used by the link's senders under mu and by its reader;
-  // once one fails, the link goes on without lanes (dead).
-  std::mutex lanes_mu;
-  std::condition_variable lanes_cv;
-  std::array<Conn, POCL_REMOTE_MAX_LANES> lanes;
-  bool lanes_dead = false;
-  // The link is up (its reader runs): lanes may attach.  Also lanes_mu, so
-  // that attaching one does not wait for a send on the link.
-  bool up = false;
+  // Peer lanes (peer_lanes.cc), the link's bulk transport: used by the
+  // link's senders under mu and by its reader; once one fails, the link
+  // goes on without lanes (shut down for good).
+  pocl_remote_lanes lanes;
+  pocl_remote_bulk bulk;
+  // The link is up (its reader runs): lanes may attach.
+  std::atomic<bool> up{false};
+  PeerLink();
 };
 
 // A message sent to the client and kept until the client acknowledges it,
@@ -331,10 +328,9 @@ struct OutMsg {
   std::vector<uint8_t> owned;
 };
 
-// The client's sockets, handed over by the listener for a resume.
+// The client's command link, handed over by the listener for a resume.
 struct Resume {
-  int fd = -1;
-  pocl_remote_tls *tls = nullptr;
+  Conn link;
   uint64_t seen[2] = {0, 0};
   std::string peer;
 };
@@ -389,10 +385,10 @@ private:
   enum class Sock { Command, Data };
   enum class Outcome { Ok, Failed, Protocol };
   struct Channel {
-    std::mutex mu; // makes each message atomic on the socket; guards log
-    std::atomic<int> fd{-1}; // -1 while the client is away
-    // With TLS: set before fd, freed once fd is -1 and its reader ended.
-    pocl_remote_tls *tls = nullptr;
+    std::mutex mu; // makes each message atomic on the link; guards log
+    // Not up while the client is away; shut down lock-free, closed once
+    // taken out and its reader ended.
+    Conn link;
     // Sent (or waiting for a socket) and not acknowledged, oldest first;
     // `sent` counts every logged message of the session.
     std::deque<OutMsg> log;
@@ -586,6 +582,9 @@ private:
   // Would a command with these waits on this queue wait behind a user event
   // (Pending::gated), its completion then observed by a callback?
   bool gated_now(const WaitList &waits, uint64_t queue_id);
+  // Links taken from peer links that were made anew, whose readers may
+  // still be in them: closed at teardown (mu_).
+  std::vector<Conn> retired_links_;
   // peer_lanes.cc: the lanes of peer links.
   bool peer_dial(const std::string &host, uint16_t port,
                  const uint8_t *session_id, uint32_t hello_index, Conn &out,
@@ -596,14 +595,9 @@ private:
                         uint32_t peer_index);
   void open_peer_lanes(LaneDial *d);
   bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
-  bool peer_recv_lanes(PeerLink &l, unsigned lanes, Conn *streams);
   void drop_peer_lanes(PeerLink &l);
   // Whether peer `index`'s link stripes over lanes now.
   bool peer_has_lanes(uint32_t index);
-  bool peer_send_striped(PeerLink &l, uint32_t index, uint32_t type,
-                         uint64_t id, const void *body, size_t body_len,
-                         const uint8_t *payload, uint64_t payload_len,
-                         bool *striped);
   // striped non-null: the payload may go striped over the link's lanes
   // (then *striped is set), for a caller that waits for the PEER_ACK.
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
@@ -630,24 +624,12 @@ private:
   // Once a data socket was attached, Sock::Data messages are counted and
   // logged on it, also while the client is away.
   std::atomic<bool> has_data_{false};
-  // Lanes by number - 1 (pocl_remote_lanes.h), guarded by lanes_mu_,
-  // which no I/O holds, so that shutdown_lanes wakes a thread blocked on
-  // one.  Attached and closed also under data_.mu, which striped sends hold
-  // throughout; closed with the data socket once the data reader, which
-  // receives on them, has ended.
-  std::mutex lanes_mu_;
-  std::array<Conn, POCL_REMOTE_MAX_LANES> lanes_;
-  bool lanes_closed_ = false; // teardown: no more lanes (data_.mu)
-  void shutdown_lanes();
-  // streams[0] = data, streams[k] = lane k for k <= lanes; false if one of
-  // those lanes is not attached.
-  bool lane_streams(Conn data, unsigned lanes, Conn *streams);
-  // The number of lanes attached from lane 1 on.
-  unsigned lanes_up();
-  // Under data_.mu.
-  void close_lanes();
-  bool recv_striped(const Conn *streams, unsigned count, const DataSlot &s,
-                    uint64_t &in);
+  // The data socket's bulk transport: the client's lanes
+  // (pocl_remote_lanes.h), attached and closed under data_.mu, which
+  // striped sends hold throughout; closed with the data socket once the
+  // data reader, which receives on them, has ended.
+  pocl_remote_lanes lanes_;
+  pocl_remote_bulk data_bulk_;
   // Client messages handled per socket (counting as in HELLO), and the
   // counts last acknowledged.  [0]: command reader; [1]: data reader.
   std::atomic<uint64_t> seen_[2] = {{0}, {0}};

@@ -1,9 +1,11 @@
 // tls.cc - TLS on pocld's connections: configuration and handshakes.
 #include "tls.hh"
 
+#include "control.hh"
 #include "log.hh"
 #include "pocl_remote_auth.h"
 #include "pocl_remote_tls.h"
+#include "wire.hh"
 
 #include <arpa/inet.h>
 #include <cstring>
@@ -69,106 +71,26 @@ bool tls_on() { return g_server != nullptr; }
 
 namespace {
 
-// The handshake on t; t itself, or null (freed) with `why` said.
-pocl_remote_tls *handshake(pocl_remote_tls *t, int timeout_ms,
-                           std::string &why)
+// The handshake on t; false (t freed) with `why` said.
+bool handshake(pocl_remote_tls *t, int timeout_ms, std::string &why)
 {
   char buf[256];
   if (const char *bad =
           pocl_remote_tls_handshake(t, timeout_ms, buf, sizeof buf)) {
     why = std::string("TLS handshake failed: ") + bad;
     pocl_remote_tls_free(t);
-    return nullptr;
+    return false;
   }
-  return t;
+  return true;
 }
 
 } // namespace
 
-pocl_remote_tls *tls_accept(int fd, int timeout_ms, std::string &why)
-{
-  pocl_remote_tls *t = pocl_remote_tls_new(g_server, fd, 1);
-  if (t == nullptr) {
-    why = "out of memory";
-    return nullptr;
-  }
-  timeval tv{};
-  socklen_t len = sizeof tv;
-  if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) == 0 &&
-      (tv.tv_sec != 0 || tv.tv_usec != 0))
-    t->send_timeout_ms = int(tv.tv_sec * 1000 + tv.tv_usec / 1000);
-  return handshake(t, timeout_ms, why);
-}
+namespace {
 
-pocl_remote_tls *tls_connect(int fd, const std::string &host, int timeout_ms,
-                             std::string &why)
-{
-  pocl_remote_tls *t = pocl_remote_tls_new(g_client, fd, 0);
-  if (t == nullptr) {
-    why = "out of memory";
-    return nullptr;
-  }
-  // An address is checked against the certificate's IP entries, a name
-  // against its DNS names (and sent as SNI).
-  unsigned char addr[16];
-  bool is_ip = inet_pton(AF_INET, host.c_str(), addr) == 1 ||
-               inet_pton(AF_INET6, host.c_str(), addr) == 1;
-  X509_VERIFY_PARAM *vp = SSL_get0_param(t->ssl);
-  if (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, host.c_str()) != 1
-            : (SSL_set1_host(t->ssl, host.c_str()) != 1 ||
-               SSL_set_tlsext_host_name(t->ssl, host.c_str()) != 1)) {
-    why = "cannot check the name " + host;
-    pocl_remote_tls_free(t);
-    return nullptr;
-  }
-  return handshake(t, timeout_ms, why);
-}
-
-void tls_free(pocl_remote_tls *t) { pocl_remote_tls_free(t); }
-
-ssize_t tls_recv(pocl_remote_tls *t, void *buf, size_t n, int timeout_ms)
-{
-  // Only this connection's one reader uses the receive bound.
-  t->recv_timeout_ms = timeout_ms;
-  return pocl_remote_tls_recv(t, buf, n);
-}
-
-bool tls_send(pocl_remote_tls *t, const iovec *iov, int count)
-{
-  return pocl_remote_tls_sendv(t, iov, count) == 0;
-}
-
-#else
-
-bool tls_configure(const char *, const char *, const char *)
-{
-  LOG_ERR("-", "TLS needs OpenSSL's libssl, which this pocld was built "
-               "without");
-  return false;
-}
-
-bool tls_on() { return false; }
-
-pocl_remote_tls *tls_accept(int, int, std::string &why)
-{
-  why = "no TLS in this build";
-  return nullptr;
-}
-
-pocl_remote_tls *tls_connect(int, const std::string &, int, std::string &why)
-{
-  why = "no TLS in this build";
-  return nullptr;
-}
-
-void tls_free(pocl_remote_tls *) {}
-
-ssize_t tls_recv(pocl_remote_tls *, void *, size_t, int) { return -1; }
-
-bool tls_send(pocl_remote_tls *, const iovec *, int) { return false; }
-
-#endif
-
+// The STARTTLS message a connection to a TLS server starts with: for a
+// data or peer socket, `session_id` (null on a command socket) becomes the
+// route.  False if the route cannot be computed.
 bool make_starttls(uint32_t role, const uint8_t *session_id,
                    pocl_remote_hdr &hdr, pocl_remote_starttls &body)
 {
@@ -182,5 +104,104 @@ bool make_starttls(uint32_t role, const uint8_t *session_id,
   return session_id == nullptr ||
          pocl_remote_route(session_id, body.route) == 0;
 }
+
+} // namespace
+
+bool tls_accept(Conn &c, bool greeted, int timeout_ms, std::string &why,
+                bool *answer)
+{
+  *answer = false;
+  // A command socket: STARTTLS in the clear first (the listener read the
+  // others' to route them).
+  if (!greeted) {
+    HelloMsg msg;
+    uint32_t role;
+    SessionId route;
+    if (pocl_remote_link_recv_deadline(&c, &msg, sizeof msg, timeout_ms)) {
+      why = "no handshake";
+      return false;
+    }
+    if (const char *bad = starttls_problem(msg, POCL_REMOTE_ROLE_COMMAND,
+                                           answer, role, route)) {
+      why = bad;
+      return false;
+    }
+  }
+  pocl_remote_tls *t = pocl_remote_tls_new(g_server, c.fd, 1);
+  if (t == nullptr) {
+    why = "out of memory";
+    return false;
+  }
+  timeval tv{};
+  socklen_t len = sizeof tv;
+  if (getsockopt(c.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) == 0 &&
+      (tv.tv_sec != 0 || tv.tv_usec != 0))
+    t->send_timeout_ms = int(tv.tv_sec * 1000 + tv.tv_usec / 1000);
+  if (!handshake(t, timeout_ms, why))
+    return false;
+  pocl_remote_tls_link(&c, t);
+  return true;
+}
+
+bool tls_dial(Conn &c, const std::string &host, uint32_t role,
+              const uint8_t *session_id, int timeout_ms, std::string &why)
+{
+  pocl_remote_hdr sh;
+  pocl_remote_starttls st;
+  if (!make_starttls(role, session_id, sh, st) ||
+      !send_msg(c, sh.type, 0, &st, sizeof st, nullptr, 0)) {
+    why = "cannot send STARTTLS";
+    return false;
+  }
+  pocl_remote_tls *t = pocl_remote_tls_new(g_client, c.fd, 0);
+  if (t == nullptr) {
+    why = "out of memory";
+    return false;
+  }
+  // An address is checked against the certificate's IP entries, a name
+  // against its DNS names (and sent as SNI).
+  unsigned char addr[16];
+  bool is_ip = inet_pton(AF_INET, host.c_str(), addr) == 1 ||
+               inet_pton(AF_INET6, host.c_str(), addr) == 1;
+  X509_VERIFY_PARAM *vp = SSL_get0_param(t->ssl);
+  if (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, host.c_str()) != 1
+            : (SSL_set1_host(t->ssl, host.c_str()) != 1 ||
+               SSL_set_tlsext_host_name(t->ssl, host.c_str()) != 1)) {
+    why = "cannot check the name " + host;
+    pocl_remote_tls_free(t);
+    return false;
+  }
+  if (!handshake(t, timeout_ms, why))
+    return false;
+  pocl_remote_tls_link(&c, t);
+  return true;
+}
+
+#else
+
+bool tls_configure(const char *, const char *, const char *)
+{
+  LOG_ERR("-", "TLS needs OpenSSL's libssl, which this pocld was built "
+               "without");
+  return false;
+}
+
+bool tls_on() { return false; }
+
+bool tls_accept(Conn &, bool, int, std::string &why, bool *answer)
+{
+  *answer = false;
+  why = "no TLS in this build";
+  return false;
+}
+
+bool tls_dial(Conn &, const std::string &, uint32_t, const uint8_t *, int,
+              std::string &why)
+{
+  why = "no TLS in this build";
+  return false;
+}
+
+#endif
 
 } // namespace pocld

@@ -1,15 +1,11 @@
-// wire.cc - socket I/O, message framing and payload parsing.
+// wire.cc - message I/O on links, framing and payload parsing.
 #include "wire.hh"
 
 #include "decode.hh"
 #include "log.hh"
 
-#include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <poll.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -27,37 +23,21 @@ constexpr uint64_t kInitialBuffer = 256u << 10;
 // doubles: 36-72 us less per kernel than 100, doc/benchmarks.md stop 14).
 // POCLD_SPIN_US; 0 on two CPUs or fewer, where the spinner would take the
 // CPU the client's and the runtime's threads need.
-std::chrono::nanoseconds spin_time()
+uint64_t spin_ns()
 {
-  static const std::chrono::nanoseconds t = [] {
+  static const uint64_t t = [] {
     const char *env = getenv("POCLD_SPIN_US");
     long us = env != nullptr ? strtol(env, nullptr, 10)
                              : (sysconf(_SC_NPROCESSORS_ONLN) > 2 ? 400 : 0);
-    return std::chrono::microseconds(us > 0 ? us : 0);
+    return us > 0 ? uint64_t(us) * 1000 : 0;
   }();
   return t;
-}
-
-ssize_t recv_spin(int fd, void *buf, size_t n)
-{
-  const auto spin = spin_time();
-  if (spin.count() > 0) {
-    const auto end = std::chrono::steady_clock::now() + spin;
-    do {
-      ssize_t r = recv(fd, buf, n, MSG_DONTWAIT);
-      if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-        return r;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } while (std::chrono::steady_clock::now() < end);
-  }
-  return recv(fd, buf, n, 0);
 }
 } // namespace
 
 MsgReader::MsgReader(Conn c, const char *sid)
-    : c_(c), sid_(sid), buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
+    : c_(c), spin_ns_(spin_ns()), sid_(sid),
+      buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
       cap_(buf_ ? kInitialBuffer : 0)
 {
 }
@@ -106,12 +86,10 @@ MsgReader::Status MsgReader::fill(uint64_t need)
         cap_ = ncap;
       }
     }
-    ssize_t r = c_.tls ? tls_recv(c_.tls, buf_ + end_, cap_ - end_, -1)
-                       : recv_spin(c_.fd, buf_ + end_, cap_ - end_);
-    if (r > 0)
-      end_ += r;
-    else if (r == 0 || errno != EINTR)
+    long r = pocl_remote_link_recv(&c_, buf_ + end_, cap_ - end_, spin_ns_);
+    if (r <= 0)
       return Status::Closed;
+    end_ += r;
   }
   return Status::Ok;
 }
@@ -147,31 +125,7 @@ MsgReader::Status MsgReader::next(Msg &m)
 
 bool send_iov(Conn c, iovec *iov, int count)
 {
-  if (c.tls)
-    return tls_send(c.tls, iov, count);
-  msghdr mh{};
-  mh.msg_iov = iov;
-  mh.msg_iovlen = count;
-  while (mh.msg_iovlen > 0) {
-    ssize_t n = sendmsg(c.fd, &mh, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return false;
-    }
-    // Partial write: drop what went out and continue with the rest.
-    size_t done = n;
-    while (mh.msg_iovlen > 0 && done >= mh.msg_iov->iov_len) {
-      done -= mh.msg_iov->iov_len;
-      ++mh.msg_iov;
-      --mh.msg_iovlen;
-    }
-    if (mh.msg_iovlen > 0) {
-      mh.msg_iov->iov_base = static_cast<char *>(mh.msg_iov->iov_base) + done;
-      mh.msg_iov->iov_len -= done;
-    }
-  }
-  return true;
+  return pocl_remote_link_send(&c, iov, count) == 0;
 }
 
 bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
@@ -186,6 +140,25 @@ bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
                   {const_cast<void *>(body), body_len},
                   {const_cast<void *>(payload), payload_len}};
   return send_iov(c, iov, payload_len ? 3 : 2);
+}
+
+int send_bulk(Conn c, pocl_remote_bulk &b, uint32_t type, uint64_t id,
+              const void *body, size_t body_len, const uint8_t *payload,
+              uint64_t payload_len, uint32_t *mark_out)
+{
+  const uint32_t mark = b.ops->mark(&b, payload_len);
+  if (mark_out != nullptr)
+    *mark_out = mark;
+  if (mark == 0)
+    return send_msg(c, type, id, body, body_len, payload, payload_len)
+               ? POCL_REMOTE_BULK_OK
+               : POCL_REMOTE_BULK_BROKEN;
+  pocl_remote_hdr h{type | mark, static_cast<uint32_t>(body_len), payload_len,
+                    id};
+  iovec iov[2] = {{&h, sizeof h}, {const_cast<void *>(body), body_len}};
+  if (!send_iov(c, iov, body_len ? 2 : 1))
+    return POCL_REMOTE_BULK_BROKEN;
+  return b.ops->send(&b, &c, mark, payload, payload_len);
 }
 
 bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
@@ -205,76 +178,27 @@ bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
 
 bool recv_exact(Conn c, void *buf, uint64_t n)
 {
-  char *p = static_cast<char *>(buf);
-  while (n > 0) {
-    ssize_t r =
-        c.tls ? tls_recv(c.tls, p, n, -1) : recv(c.fd, p, n, MSG_WAITALL);
-    if (r > 0) {
-      p += r;
-      n -= r;
-    } else if (r == 0 || errno != EINTR)
-      return false;
-  }
-  return true;
+  return pocl_remote_link_recv_full(&c, buf, n) == 0;
 }
 
 bool recv_exact_spin(Conn c, void *buf, uint64_t n)
 {
-  // TLS buffers records of its own: only plain sockets are polled.
-  if (c.tls != nullptr || n == 0)
-    return recv_exact(c, buf, n);
-  ssize_t r = recv_spin(c.fd, buf, n);
-  if (r == 0 || (r < 0 && errno != EINTR))
+  if (n == 0)
+    return true;
+  long r = pocl_remote_link_recv(&c, buf, n, spin_ns());
+  if (r <= 0)
     return false;
-  r = r < 0 ? 0 : r;
   return recv_exact(c, static_cast<char *>(buf) + r, n - uint64_t(r));
 }
 
 bool recv_discard(Conn c, uint64_t n)
 {
-  char sink[16384];
-  while (n > 0) {
-    uint64_t k = n < sizeof sink ? n : sizeof sink;
-    if (!recv_exact(c, sink, k))
-      return false;
-    n -= k;
-  }
-  return true;
+  return pocl_remote_link_discard(&c, n) == 0;
 }
 
 bool recv_deadline(Conn c, void *buf, size_t n, int timeout_ms)
 {
-  using clock = std::chrono::steady_clock;
-  auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
-  char *p = static_cast<char *>(buf);
-  while (n > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - clock::now())
-                    .count();
-    if (left <= 0)
-      return false;
-    if (c.tls) {
-      ssize_t r = tls_recv(c.tls, p, n, static_cast<int>(left));
-      if (r <= 0)
-        return false;
-      p += r;
-      n -= r;
-      continue;
-    }
-    pollfd pfd{c.fd, POLLIN, 0};
-    int pr = poll(&pfd, 1, static_cast<int>(left));
-    if (pr < 0 && errno == EINTR)
-      continue;
-    if (pr <= 0)
-      return false;
-    ssize_t r = recv(c.fd, p, n, MSG_DONTWAIT);
-    if (r > 0) {
-      p += r;
-      n -= r;
-    } else if (r == 0 || (errno != EINTR && errno != EAGAIN))
-      return false;
-  }
-  return true;
+  return pocl_remote_link_recv_deadline(&c, buf, n, timeout_ms) == 0;
 }
 
 static uint64_t clock_ns(clockid_t c)

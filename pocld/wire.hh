@@ -1,8 +1,9 @@
-// wire.hh - socket I/O, message framing and payload parsing.
+// wire.hh - message I/O on links (transport.hh), framing and payload
+// parsing.
 #pragma once
 
 #include "pocl_remote_protocol.h"
-#include "tls.hh"
+#include "transport.hh"
 
 #include <array>
 #include <cstddef>
@@ -67,7 +68,7 @@ inline bool mul_ok(uint64_t a, uint64_t b, uint64_t &r)
   return !__builtin_mul_overflow(a, b, &r);
 }
 
-// Buffered reader of the command socket.  One recv() usually brings in many
+// Buffered reader of the command link.  One recv() usually brings in many
 // pipelined messages; each message is handed out in place, without copying.
 // The buffer grows to the largest message seen (bounded by the per-type
 // payload limits) and shrinks back once a large message has been consumed.
@@ -93,30 +94,47 @@ public:
 private:
   Status fill(uint64_t need);
   Conn c_;
+  const uint64_t spin_ns_;
   const char *sid_;
   uint8_t *buf_;
   uint64_t cap_, start_ = 0, end_ = 0;
 };
 
-// All of iov's bytes, continued on partial writes (tls_send with TLS).
+// All of iov's bytes, in order (may advance iov's entries).
 bool send_iov(Conn c, iovec *iov, int count);
-// One message (header, body, payload) with one sendmsg() call, continued on
-// partial writes.  MSG_NOSIGNAL: a dead peer gives an error, not SIGPIPE.
-// On a TLS connection, tls_send.
+// One message (header, body, payload) with one send of the link.
 bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
               size_t body_len, const void *payload, uint64_t payload_len);
+// One message whose payload goes the way the connection's bulk transport
+// marks it (*mark; 0: inline, send_msg): POCL_REMOTE_BULK_OK, _PARTIAL or
+// _BROKEN.
+int send_bulk(Conn c, pocl_remote_bulk &b, uint32_t type, uint64_t id,
+              const void *body, size_t body_len, const uint8_t *payload,
+              uint64_t payload_len, uint32_t *mark = nullptr);
 // seen: a resume's counts (pocl_remote_hello_reply), or null.
 bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
                       uint32_t num_devices, const uint64_t *seen = nullptr);
 // Blocks until n bytes arrived; false on EOF or error.
 bool recv_exact(Conn c, void *buf, uint64_t n);
-// recv_exact, polling the socket first for as long as the command reader
+// recv_exact, polling the link first for as long as the command reader
 // does (POCLD_SPIN_US): for readers whose next message is often close.
 bool recv_exact_spin(Conn c, void *buf, uint64_t n);
 // Reads and drops n bytes (a payload nobody wants); false as recv_exact.
 bool recv_discard(Conn c, uint64_t n);
 // As recv_exact, but gives up after timeout_ms in total.
 bool recv_deadline(Conn c, void *buf, size_t n, int timeout_ms);
+// A bulk receive's listener (pocl_remote_bulk_io) calling f(from, to) as
+// the payload's gap-free prefix grows by `step`.
+template <class F> pocl_remote_bulk_io grown_by(F &f, uint64_t step)
+{
+  pocl_remote_bulk_io io{};
+  io.grown = [](void *arg, uint64_t from, uint64_t to) {
+    (*static_cast<F *>(arg))(from, to);
+  };
+  io.grown_arg = &f;
+  io.step = step;
+  return io;
+}
 
 uint64_t realtime_ns();
 uint64_t monotonic_ns();

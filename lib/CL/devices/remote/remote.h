@@ -5,7 +5,8 @@
    completions), remote_commands.c (each command as a wire message),
    remote_conn.c (message I/O, requests), remote_reader.c (the reader
    threads), remote_session.c (connecting, the server registry),
-   remote_program.c (builds, kernel metadata).  */
+   remote_program.c (builds, kernel metadata).  How the bytes travel is
+   remote_transport.h's (doc/protocol.md, "Transports").  */
 
 #ifndef POCL_REMOTE_INTERNAL_H
 #define POCL_REMOTE_INTERNAL_H
@@ -16,6 +17,7 @@
 
 #include "pocl_cl.h"
 #include "pocl_remote_protocol.h"
+#include "remote_transport.h"
 
 /* Buckets of the in-flight command table; a power of two.  */
 #define REMOTE_EVENT_BUCKETS 1024
@@ -25,11 +27,6 @@
    an H100, 400 instead of 50 here and in pocld took 36-72 us off each
    stream kernel over 2^25 doubles; doc/benchmarks.md, stop 14).  */
 #define REMOTE_SPIN_US 400
-/* Lanes a connection opens (POCL_REMOTE_LANES): one per this many CPUs,
-   up to POCL_REMOTE_MAX_LANES.  Each stream takes about a core at either
-   end while it moves; over loopback on the H200 host (32 CPUs: 7 lanes),
-   four streams moved about 10 GB/s, eight 15.  */
-#define REMOTE_CPUS_PER_LANE 4
 
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;
@@ -104,18 +101,16 @@ struct remote_server
   /* bytes this client sent and received on the server's sockets, and bytes
      the server reported receiving from peers for migrations */
   uint64_t bytes_sent, bytes_received, peer_bytes;
-  int cmd_fd;
-  int data_fd;
-  /* TLS state of each socket; NULL on a plain connection */
-  struct pocl_remote_tls *cmd_tls;
-  struct pocl_remote_tls *data_tls;
-  /* Lanes (remote_lanes.c): lane k is lane_fd[k - 1]; `lanes` of them are
-     up (atomic), published one by one by the opener thread, and closed by
-     a resume once no reader (the opener included) runs.  */
-  int lane_fd[POCL_REMOTE_MAX_LANES];
-  struct pocl_remote_tls *lane_tls[POCL_REMOTE_MAX_LANES];
-  unsigned lanes;
-  int lane_opening; /* the lane in its handshake, or -1 (atomic) */
+  /* The command and data links (protocol/pocl_remote_link.h), of
+     `transport`; replaced by a resume once no reader runs.  */
+  const remote_transport *transport;
+  pocl_remote_link cmd, data;
+  /* How large payloads move on the data link (protocol/pocl_remote_bulk.h),
+     of `bulk_transport`; with lanes, bulk.state is `lanes`, which
+     remote_lanes.c opens in the background.  */
+  const remote_bulk_transport *bulk_transport;
+  pocl_remote_bulk bulk;
+  pocl_remote_lanes lanes;
   uint8_t session_id[16];
   uint32_t num_devices;
   /* server CLOCK_REALTIME ns minus client monotonic ns */
@@ -387,22 +382,19 @@ void pocl_remote_complete (remote_server *s, remote_event *re,
    held, and completed by a reader once the dependencies are.  */
 void pocl_remote_complete_deferred (void);
 
-/* remote_conn.c, for remote_resume.c */
-/* tls: the socket's TLS state, NULL on a plain one (remote_tls.h) */
-int pocl_remote_send_iov (int fd, struct pocl_remote_tls *tls,
-                          struct iovec *iov, int count);
-int pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
-                           size_t n);
-
-/* remote_session.c, for remote_resume.c */
-int pocl_remote_connect (const char *host, uint16_t port, int timeout_ms);
+/* remote_session.c, for remote_resume.c and remote_lanes.c */
 long pocl_remote_client_key (char *key);
-cl_int pocl_remote_handshake (remote_server *s, int fd,
-                              struct pocl_remote_tls *tls, uint32_t role,
-                              uint32_t lane, const uint8_t *session_id,
-                              const uint64_t *seen, const char *key,
-                              size_t key_len, pocl_remote_hello_reply *out,
-                              uint64_t *t0, uint64_t *t1);
+cl_int pocl_remote_handshake (remote_server *s, pocl_remote_link *l,
+                              uint32_t role, uint32_t lane,
+                              const uint8_t *session_id, const uint64_t *seen,
+                              const char *key, size_t key_len,
+                              pocl_remote_hello_reply *out, uint64_t *t0,
+                              uint64_t *t1);
+/* Breaks s's links, and what its bulk transport has: its readers end.  */
+void pocl_remote_shutdown_links (remote_server *s);
+/* What the bulk transport sets up besides, counted among the readers (1),
+   or nothing to do (0); started by its start.  */
+int pocl_remote_bulk_reserve (remote_server *s);
 
 /* remote_reader.c */
 int pocl_remote_start_readers (remote_server *s);
@@ -420,24 +412,6 @@ void pocl_remote_reader_done (remote_server *s);
 int pocl_remote_pack_includes (const char *source, const char *options,
                                char **packed, size_t *packed_len,
                                uint32_t *count);
-
-/* remote_lanes.c */
-unsigned pocl_remote_lanes_wanted (void);
-/* The lanes are opened in the background by a reader, counted in by
-   lanes_reserve (when any are wanted: 1) and started by lanes_start.  */
-int pocl_remote_lanes_reserve (remote_server *s);
-void pocl_remote_lanes_start (remote_server *s);
-void pocl_remote_shutdown_lanes (remote_server *s);
-void pocl_remote_close_lanes (remote_server *s);
-/* The stripes of an n-byte payload whose header went out on the data
-   socket (under data_send_lock), over it and lanes 1..lanes.  */
-int pocl_remote_stripes_send (remote_server *s, unsigned lanes,
-                              const void *base, uint64_t n);
-/* Receives them; stream0 reads the data socket's (its reader's buffer).  */
-int pocl_remote_stripes_recv (remote_server *s, unsigned lanes, void *dst,
-                              uint64_t n,
-                              int (*stream0) (void *, void *, uint64_t),
-                              void *arg);
 
 /* remote_resume.c */
 int pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,

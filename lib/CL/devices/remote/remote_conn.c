@@ -8,45 +8,14 @@
    Connecting and the server registry: remote_session.c.  */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pocl_debug.h"
-#include "pocl_remote_auth.h"
 #include "pocl_runtime_config.h"
-#include "pocl_timing.h"
 #include "remote.h"
 #include "remote_trace.h"
-#include "remote_tls.h"
-
-int
-pocl_remote_read_full (int fd, struct pocl_remote_tls *tls, void *buf,
-                       size_t n)
-{
-  char *p = (char *)buf;
-  while (n > 0)
-    {
-      ssize_t r = tls ? pocl_remote_tls_read (tls, p, n) : recv (fd, p, n, 0);
-      if (r > 0)
-        {
-          p += r;
-          n -= (size_t)r;
-        }
-      else if (r < 0 && errno == EINTR)
-        continue;
-      else
-        return -1;
-    }
-  return 0;
-}
 
 uint64_t
 pocl_remote_spin_ns (void)
@@ -63,41 +32,6 @@ pocl_remote_spin_ns (void)
       __atomic_store_n (&cached, ns, __ATOMIC_RELAXED);
     }
   return (uint64_t)ns;
-}
-
-int
-pocl_remote_send_iov (int fd, struct pocl_remote_tls *tls, struct iovec *iov,
-                      int count)
-{
-  if (tls)
-    return pocl_remote_tls_write (tls, iov, count);
-  while (count > 0)
-    {
-      struct msghdr mh;
-      memset (&mh, 0, sizeof (mh));
-      mh.msg_iov = iov;
-      mh.msg_iovlen = (size_t)count;
-      ssize_t w = sendmsg (fd, &mh, MSG_NOSIGNAL);
-      if (w < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return -1;
-        }
-      size_t done = (size_t)w;
-      while (count > 0 && done >= iov->iov_len)
-        {
-          done -= iov->iov_len;
-          ++iov;
-          --count;
-        }
-      if (count > 0)
-        {
-          iov->iov_base = (char *)iov->iov_base + done;
-          iov->iov_len -= done;
-        }
-    }
-  return 0;
 }
 
 /* The trace's send events: commands, their DATA, and the notifications
@@ -162,24 +96,25 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   pocl_remote_log_trim (log, __atomic_load_n (&s->acked[data_socket],
                                               __ATOMIC_ACQUIRE));
   int r = pocl_remote_log_append (log, iov, n, stable);
-  /* A large payload in one piece goes in stripes over the lanes, if up;
-     the log keeps the plain type: sent again, it comes inline.  */
-  unsigned lanes = data_socket && total >= POCL_REMOTE_STRIPE_MIN
-                           && iov[n - 1].iov_len == total
-                       ? __atomic_load_n (&s->lanes, __ATOMIC_ACQUIRE)
-                       : 0;
+  /* A large payload in one piece may go another way (the bulk transport,
+     which marks the header); the log keeps the plain type: sent again, it
+     comes inline.  */
+  uint32_t mark = data_socket && total >= POCL_REMOTE_STRIPE_MIN
+                          && iov[n - 1].iov_len == total
+                      ? s->bulk.ops->mark (&s->bulk, total)
+                      : 0;
   /* A failed write is the reader's to notice: the message is logged, and
      the reconnect sends it again.  */
   if (r == 0 && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
     {
-      if (lanes == 0)
-        pocl_remote_send_iov (data_socket ? s->data_fd : s->cmd_fd,
-                              data_socket ? s->data_tls : s->cmd_tls, iov, n);
+      pocl_remote_link *l = data_socket ? &s->data : &s->cmd;
+      if (mark == 0)
+        pocl_remote_link_send (l, iov, n);
       else
         {
-          h.type |= POCL_RMSG_LANES (lanes);
-          if (pocl_remote_send_iov (s->data_fd, s->data_tls, iov, n - 1) == 0)
-            pocl_remote_stripes_send (s, lanes, iov[n - 1].iov_base, total);
+          h.type |= mark;
+          if (pocl_remote_link_send (l, iov, n - 1) == 0)
+            s->bulk.ops->send (&s->bulk, l, mark, iov[n - 1].iov_base, total);
         }
     }
   pthread_mutex_unlock (lock);
@@ -338,9 +273,7 @@ pocl_remote_server_lost (remote_server *s)
 
   POCL_MSG_ERR ("remote: lost the connection to %s:%u\n", s->host, s->port);
   /* wake the other reader */
-  shutdown (s->cmd_fd, SHUT_RDWR);
-  shutdown (s->data_fd, SHUT_RDWR);
-  pocl_remote_shutdown_lanes (s);
+  pocl_remote_shutdown_links (s);
 
   pocl_remote_set_available (s, CL_FALSE);
 

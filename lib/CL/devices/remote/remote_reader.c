@@ -2,61 +2,28 @@
    pocld: they turn replies, completions, read data and kernel output into
    OpenCL state, and acknowledge what they received.  */
 
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pocl_debug.h"
-#include "pocl_remote_auth.h"
-#include "pocl_runtime_config.h"
-#include "pocl_timing.h"
 #include "remote.h"
 #include "remote_trace.h"
-#include "remote_tls.h"
 
-/* A reader thread's receive buffer: one recv() usually brings in a whole
+/* A reader thread's receive buffer: one recv usually brings in a whole
    message, or several.  Large payloads bypass it and land in place.  */
 #define RBUF_SIZE (64 << 10)
 typedef struct rbuf
 {
-  int fd;
-  int spin;      /* poll before blocking (recv_spin) */
-  int io_failed; /* the socket broke (not the server's messages) */
-  unsigned lanes; /* the current message's payload is striped over these */
-  struct pocl_remote_tls *tls;
+  pocl_remote_link *link;
+  /* how long a receive polls before it blocks: on the command link
+     pocl_remote_spin_ns, the next completion being often less than that
+     away (the application's next command, a migration) */
+  uint64_t spin_ns;
+  int io_failed; /* the link broke (not the server's messages) */
+  uint32_t mark; /* how the current message's payload comes (bulk) */
   size_t start, end;
   char data[RBUF_SIZE];
 } rbuf;
-
-/* recv, after polling the socket for up to pocl_remote_spin_ns: the next
-   completion is often less than that away (the application's next
-   command, a migration), and then costs this thread no wake-up.  */
-static ssize_t
-recv_spin (int fd, void *buf, size_t n)
-{
-  uint64_t ns = pocl_remote_spin_ns ();
-  if (ns > 0)
-    {
-      uint64_t end = pocl_gettimemono_ns () + ns;
-      do
-        {
-          ssize_t r = recv (fd, buf, n, MSG_DONTWAIT);
-          if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-            return r;
-          pocl_remote_pause ();
-        }
-      while (pocl_gettimemono_ns () < end);
-    }
-  return recv (fd, buf, n, 0);
-}
 
 static int
 rb_read (rbuf *rb, void *dst, uint64_t n)
@@ -73,12 +40,9 @@ rb_read (rbuf *rb, void *dst, uint64_t n)
       if (n == 0)
         return 0;
       if (n >= RBUF_SIZE / 2)
-        return (rb->io_failed = pocl_remote_read_full (rb->fd, rb->tls, d, n));
-      ssize_t r = rb->tls ? pocl_remote_tls_read (rb->tls, rb->data, RBUF_SIZE)
-                  : rb->spin ? recv_spin (rb->fd, rb->data, RBUF_SIZE)
-                             : recv (rb->fd, rb->data, RBUF_SIZE, 0);
-      if (r < 0 && errno == EINTR)
-        continue;
+        return (rb->io_failed = pocl_remote_link_recv_full (rb->link, d, n));
+      long r
+          = pocl_remote_link_recv (rb->link, rb->data, RBUF_SIZE, rb->spin_ns);
       if (r <= 0)
         return (rb->io_failed = -1);
       rb->start = 0;
@@ -92,15 +56,24 @@ rb_read_cb (void *rb, void *dst, uint64_t n)
   return rb_read ((rbuf *)rb, dst, n);
 }
 
-/* The current message's payload (or n bytes of it), striped or not.  */
+/* The current message's payload (or n bytes of it), the way its mark
+   says (a bulk transport).  */
 static int
 rb_payload (remote_server *s, rbuf *rb, void *dst, uint64_t n)
 {
-  if (rb->lanes == 0)
+  if (rb->mark == 0)
     return rb_read (rb, dst, n);
-  if (pocl_remote_stripes_recv (s, rb->lanes, dst, n, rb_read_cb, rb))
-    return (rb->io_failed = -1);
-  return 0;
+  pocl_remote_bulk_io io = { rb_read_cb, rb, NULL, NULL, 0 };
+  uint64_t arrived;
+  int r = s->bulk.ops->recv (&s->bulk, rb->link, rb->mark, dst, n, &io,
+                             &arrived);
+  if (r == POCL_REMOTE_BULK_REFUSED)
+    POCL_MSG_ERR ("remote: a payload marked %#x from %s:%u, which this "
+                  "connection cannot take\n",
+                  rb->mark, s->host, s->port);
+  else if (r != POCL_REMOTE_BULK_OK)
+    rb->io_failed = -1;
+  return r == POCL_REMOTE_BULK_OK ? 0 : -1;
 }
 
 /* Reads and drops n bytes: a payload nobody wants.  */
@@ -397,7 +370,7 @@ maybe_ack (remote_server *s, uint64_t payload_size)
     {
       pocl_remote_hdr h = { POCL_RMSG_ACK, sizeof (a), 0, 0 };
       struct iovec iov[2] = { { &h, sizeof (h) }, { &a, sizeof (a) } };
-      pocl_remote_send_iov (s->cmd_fd, s->cmd_tls, iov, 2);
+      pocl_remote_link_send (&s->cmd, iov, 2);
       __atomic_store_n (&s->seen_at_last_ack, total, __ATOMIC_RELEASE);
       __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
     }
@@ -434,13 +407,12 @@ reader_thread (void *p)
   int broken = 0;
   if (rb != NULL)
     {
-      rb->fd = data_socket ? s->data_fd : s->cmd_fd;
-      rb->tls = data_socket ? s->data_tls : s->cmd_tls;
-      /* completions come on the command socket; the data socket's reader
+      rb->link = data_socket ? &s->data : &s->cmd;
+      /* completions come on the command link; the data link's reader
          mostly takes bulk data */
-      rb->spin = !data_socket;
+      rb->spin_ns = data_socket ? 0 : pocl_remote_spin_ns ();
       rb->io_failed = 0;
-      rb->lanes = 0;
+      rb->mark = 0;
       rb->start = rb->end = 0;
     }
 
@@ -449,16 +421,16 @@ reader_thread (void *p)
       pocl_remote_hdr h;
       if (rb_read (rb, &h, sizeof (h)))
         break;
-      rb->lanes = POCL_RMSG_LANE_COUNT (h.type);
+      rb->mark = h.type & ~POCL_RMSG_TYPE_OF (h.type);
       h.type = POCL_RMSG_TYPE_OF (h.type);
-      if (rb->lanes
-          && (!data_socket || rb->lanes > POCL_REMOTE_MAX_LANES
+      if (rb->mark
+          && (!data_socket
               || (h.type != POCL_RMSG_COMPLETION
                   && h.type != POCL_RMSG_READ_DATA)))
         {
-          POCL_MSG_ERR ("remote: message type %u striped over %u lanes "
-                        "from %s:%u\n",
-                        h.type, rb->lanes, s->host, s->port);
+          POCL_MSG_ERR ("remote: message type %u with its payload marked "
+                        "%#x from %s:%u\n",
+                        h.type, rb->mark, s->host, s->port);
           break;
         }
       if (pocl_remote_body_size (h.type) != (int64_t)h.body_size)

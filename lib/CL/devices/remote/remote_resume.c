@@ -9,7 +9,6 @@
    get, in order, before anything new goes out.  */
 
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "pocl_debug.h"
@@ -17,7 +16,6 @@
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
-#include "remote_tls.h"
 
 #define LOG_INITIAL_ENTRIES 256
 
@@ -93,11 +91,10 @@ pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
   return 0;
 }
 
-/* Writes the entries after `seen` to fd (TLS state tls, or NULL), dropping
-   those before.  */
+/* Writes the entries after `seen` to l, dropping those before.  */
 static int
-log_replay (remote_log *log, int fd, struct pocl_remote_tls *tls,
-            uint64_t seen, uint64_t *count)
+log_replay (remote_log *log, pocl_remote_link *l, uint64_t seen,
+            uint64_t *count)
 {
   pocl_remote_log_trim (log, seen);
   *count = 0;
@@ -116,7 +113,7 @@ log_replay (remote_log *log, int fd, struct pocl_remote_tls *tls,
         }
       for (i = 0; i < e->nref; ++i)
         iov[n++] = e->ref[i];
-      if (pocl_remote_send_iov (fd, tls, iov, n))
+      if (pocl_remote_link_send (l, iov, n))
         return -1;
       ++*count;
     }
@@ -165,87 +162,66 @@ resume (remote_server *s, const char *key, size_t key_len)
   pocl_remote_hello_reply rep;
   uint64_t t0, t1;
   /* With TLS, STARTTLS names the session by its route.  */
-  int tls = pocl_remote_tls_wanted ();
-  struct pocl_remote_tls *cmd_tls = NULL, *data_tls = NULL;
-  int cmd = pocl_remote_connect (s->host, data_port, (int)timeout_ms);
-  if (cmd < 0)
+  pocl_remote_link cmd, data;
+  pocl_remote_link_clear (&cmd);
+  pocl_remote_link_clear (&data);
+  if (s->transport->open (&cmd, s->host, data_port, POCL_REMOTE_ROLE_COMMAND,
+                          s->session_id, (int)timeout_ms))
     return 1;
-  if (tls
-      && (cmd_tls = pocl_remote_tls_start (cmd, s->host, data_port,
-                                           POCL_REMOTE_ROLE_COMMAND,
-                                           s->session_id, (int)timeout_ms))
-             == NULL)
-    {
-      close (cmd);
-      return 1;
-    }
-  cl_int err = pocl_remote_handshake (
-      s, cmd, cmd_tls, POCL_REMOTE_ROLE_COMMAND, 0, s->session_id, seen, key,
-      key_len, &rep, &t0, &t1);
+  cl_int err = pocl_remote_handshake (s, &cmd, POCL_REMOTE_ROLE_COMMAND, 0,
+                                      s->session_id, seen, key, key_len, &rep,
+                                      &t0, &t1);
   if (err != CL_SUCCESS)
     {
-      pocl_remote_tls_destroy (cmd_tls);
-      close (cmd);
+      pocl_remote_link_close (&cmd);
       POCL_MSG_WARN ("remote: resume refused by %s:%u (%d)\n", s->host,
                      s->port, err);
       /* a PoCL-R refusal: the session is gone (server restarted, expired) */
       return err == CL_INVALID_VALUE ? -1 : 1;
     }
-  int data = pocl_remote_connect (s->host, data_port, (int)timeout_ms);
   pocl_remote_hello_reply drep;
-  if (data < 0
-      || (tls
-          && (data_tls = pocl_remote_tls_start (
-                  data, s->host, data_port, POCL_REMOTE_ROLE_DATA,
-                  s->session_id, (int)timeout_ms))
-                 == NULL)
-      || pocl_remote_handshake (s, data, data_tls, POCL_REMOTE_ROLE_DATA, 0,
+  if (s->transport->open (&data, s->host, data_port, POCL_REMOTE_ROLE_DATA,
+                          s->session_id, (int)timeout_ms)
+      || pocl_remote_handshake (s, &data, POCL_REMOTE_ROLE_DATA, 0,
                                 s->session_id, NULL, key, key_len, &drep, &t0,
                                 &t1)
              != CL_SUCCESS)
     {
       POCL_MSG_WARN ("remote: resume: no data socket to %s:%u\n", s->host,
                      s->port);
-      pocl_remote_tls_destroy (data_tls);
-      if (data >= 0)
-        close (data);
-      pocl_remote_tls_destroy (cmd_tls);
-      close (cmd);
+      pocl_remote_link_close (&data);
+      pocl_remote_link_close (&cmd);
       return 1;
     }
 
   uint64_t sent[2] = { 0, 0 };
-  int r = 0, lanes = 0;
+  int r = 0, bulk = 0;
   pthread_mutex_lock (&s->cmd_send_lock);
   pthread_mutex_lock (&s->data_send_lock);
   if (!count_ok (&s->log[0], rep.seen[0]) || !count_ok (&s->log[1], rep.seen[1]))
     r = -1; /* counts of messages we never sent: not our session */
   else
     {
-      /* The old sockets' readers have ended, and senders wait for the
-         locks held here.  */
-      pocl_remote_tls_destroy (s->cmd_tls);
-      pocl_remote_tls_destroy (s->data_tls);
-      close (s->cmd_fd);
-      close (s->data_fd);
-      pocl_remote_close_lanes (s);
-      s->cmd_fd = cmd;
-      s->data_fd = data;
-      s->cmd_tls = cmd_tls;
-      s->data_tls = data_tls;
+      /* The old links' readers have ended, and senders wait for the locks
+         held here.  */
+      pocl_remote_link_close (&s->cmd);
+      pocl_remote_link_close (&s->data);
+      s->bulk.ops->close (&s->bulk);
+      pocl_remote_link_set (&s->cmd, &cmd);
+      pocl_remote_link_set (&s->data, &data);
       __atomic_store_n (&s->acked[0], rep.seen[0], __ATOMIC_RELEASE);
       __atomic_store_n (&s->acked[1], rep.seen[1], __ATOMIC_RELEASE);
       /* Readers first: the server replays its own log at once, and must
          not block on a full socket while we replay ours.  */
       if (pocl_remote_start_readers (s)
-          || log_replay (&s->log[0], cmd, cmd_tls, rep.seen[0], &sent[0])
-          || log_replay (&s->log[1], data, data_tls, rep.seen[1], &sent[1]))
+          || log_replay (&s->log[0], &s->cmd, rep.seen[0], &sent[0])
+          || log_replay (&s->log[1], &s->data, rep.seen[1], &sent[1]))
         r = 1;
       else
         {
           /* Counted in before a failure can start the next resume, which
              must wait for it.  */
-          lanes = pocl_remote_lanes_reserve (s);
+          bulk = pocl_remote_bulk_reserve (s);
           __atomic_store_n (&s->down, 0, __ATOMIC_RELEASE);
           /* A new reader that failed before `down` was cleared did not
              start a reconnect: take it over, unless a later failure
@@ -259,21 +235,19 @@ resume (remote_server *s, const char *key, size_t key_len)
           POCL_MSG_WARN ("remote: resume: the new connection to %s:%u broke "
                          "at once\n",
                          s->host, s->port);
-          shutdown (cmd, SHUT_RDWR);
-          shutdown (data, SHUT_RDWR);
+          pocl_remote_link_shutdown (&s->cmd);
+          pocl_remote_link_shutdown (&s->data);
         }
     }
   pthread_mutex_unlock (&s->data_send_lock);
   pthread_mutex_unlock (&s->cmd_send_lock);
   if (r < 0)
     {
-      pocl_remote_tls_destroy (data_tls);
-      pocl_remote_tls_destroy (cmd_tls);
-      close (data);
-      close (cmd);
+      pocl_remote_link_close (&data);
+      pocl_remote_link_close (&cmd);
     }
-  if (lanes)
-    pocl_remote_lanes_start (s);
+  if (bulk)
+    s->bulk_transport->start (s);
   if (r)
     return r;
   POCL_MSG_PRINT_INFO ("remote: resumed the session with %s:%u: it had %" PRIu64
@@ -336,9 +310,7 @@ pocl_remote_connection_broken (remote_server *s)
     }
   POCL_MSG_WARN ("remote: lost the connection to %s:%u, reconnecting\n",
                  s->host, s->port);
-  shutdown (s->cmd_fd, SHUT_RDWR);
-  shutdown (s->data_fd, SHUT_RDWR);
-  pocl_remote_shutdown_lanes (s);
+  pocl_remote_shutdown_links (s);
   pthread_attr_t attr;
   pthread_attr_init (&attr);
   pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);

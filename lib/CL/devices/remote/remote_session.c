@@ -4,15 +4,8 @@
    at exit.  */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pocl_debug.h"
@@ -21,7 +14,6 @@
 #include "pocl_timing.h"
 #include "remote.h"
 #include "remote_trace.h"
-#include "remote_tls.h"
 
 static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
 static remote_server *servers = NULL;
@@ -48,71 +40,6 @@ pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
     POCL_MSG_WARN ("remote: %s:%u cannot reach its peer %s:%u (%d); "
                    "their commands synchronise through this client\n",
                    a->host, a->port, b->peer_host, b->peer_port, status);
-}
-
-static void
-set_socket_options (int fd)
-{
-  int one = 1;
-  setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
-  /* A silently dead server or link surfaces as an error in bounded time
-     instead of a hang.  */
-  setsockopt (fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof (one));
-  int idle = 5, intvl = 1, cnt = 5;
-  setsockopt (fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof (idle));
-  setsockopt (fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof (intvl));
-  setsockopt (fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof (cnt));
-  unsigned user_timeout_ms = 10000;
-  setsockopt (fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
-              sizeof (user_timeout_ms));
-}
-
-int
-pocl_remote_connect (const char *host, uint16_t port, int timeout_ms)
-{
-  struct addrinfo hints, *res = NULL, *ai;
-  char portstr[8];
-  memset (&hints, 0, sizeof (hints));
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  snprintf (portstr, sizeof (portstr), "%u", (unsigned)port);
-  if (getaddrinfo (host, portstr, &hints, &res) != 0)
-    {
-      POCL_MSG_ERR ("remote: cannot resolve %s\n", host);
-      return -1;
-    }
-
-  int fd = -1;
-  for (ai = res; ai; ai = ai->ai_next)
-    {
-      fd = socket (ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-                   ai->ai_protocol);
-      if (fd < 0)
-        continue;
-      int flags = fcntl (fd, F_GETFL);
-      fcntl (fd, F_SETFL, flags | O_NONBLOCK);
-      int r = connect (fd, ai->ai_addr, ai->ai_addrlen);
-      if (r < 0 && errno == EINPROGRESS)
-        {
-          struct pollfd pfd = { fd, POLLOUT, 0 };
-          int err = 0;
-          socklen_t len = sizeof (err);
-          if (poll (&pfd, 1, timeout_ms) == 1
-              && getsockopt (fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0
-              && err == 0)
-            r = 0;
-        }
-      if (r == 0)
-        {
-          fcntl (fd, F_SETFL, flags);
-          set_socket_options (fd);
-          break;
-        }
-      close (fd);
-      fd = -1;
-    }
-  freeaddrinfo (res);
-  return fd;
 }
 
 /* The pre-shared key, from POCL_REMOTE_PSK or the file named by
@@ -154,12 +81,12 @@ pocl_remote_client_key (char *key)
   return n > 0 ? n : -1;
 }
 
-/* The handshake on fd (HELLO, AUTH_CHALLENGE, AUTH, HELLO_REPLY), bounded by
-   the socket timeout.  With a key (key_len > 0) the server must prove it;
-   without one, a server that requires one is refused.  */
+/* The handshake on l (HELLO, AUTH_CHALLENGE, AUTH, HELLO_REPLY), each wait
+   bounded.  With a key (key_len > 0) the server must prove it; without one,
+   a server that requires one is refused.  */
 cl_int
-pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
-                       uint32_t role, uint32_t lane, const uint8_t *session_id,
+pocl_remote_handshake (remote_server *s, pocl_remote_link *l, uint32_t role,
+                       uint32_t lane, const uint8_t *session_id,
                        const uint64_t *seen, const char *key, size_t key_len,
                        pocl_remote_hello_reply *out, uint64_t *t0,
                        uint64_t *t1)
@@ -188,26 +115,23 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
   h.id = 0;
   struct iovec iov[2] = { { &h, sizeof (h) }, { &hello, sizeof (hello) } };
 
-  struct timeval tv = { 10, 0 };
-  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
-  if (tls)
-    pocl_remote_tls_set_timeout (tls, 10000);
+  pocl_remote_link_set_timeout (l, 10000);
   hello.client_time_ns = pocl_gettimemono_ns ();
-  if (pocl_remote_send_iov (fd, tls, iov, 2)
-      || pocl_remote_read_full (fd, tls, &h, sizeof (h)))
+  if (pocl_remote_link_send (l, iov, 2)
+      || pocl_remote_link_recv_full (l, &h, sizeof (h)))
     return CL_DEVICE_NOT_AVAILABLE;
   /* a refusal (version, session limit) comes at once as HELLO_REPLY */
   if (h.type == POCL_RMSG_HELLO_REPLY && h.body_size == sizeof (*out)
       && h.payload_size == 0
-      && pocl_remote_read_full (fd, tls, out, sizeof (*out)) == 0)
+      && pocl_remote_link_recv_full (l, out, sizeof (*out)) == 0)
     return out->status != CL_SUCCESS ? out->status : CL_DEVICE_NOT_AVAILABLE;
   if (h.type != POCL_RMSG_AUTH_CHALLENGE || h.body_size != sizeof (ch)
       || h.payload_size != 0
-      || pocl_remote_read_full (fd, tls, &ch, sizeof (ch)))
+      || pocl_remote_link_recv_full (l, &ch, sizeof (ch)))
     return CL_DEVICE_NOT_AVAILABLE;
   h.type = POCL_RMSG_AUTH;
   h.body_size = sizeof (auth);
-  iov[0].iov_base = &h; /* send_iov may have advanced the entries */
+  iov[0].iov_base = &h; /* send may have advanced the entries */
   iov[0].iov_len = sizeof (h);
   iov[1].iov_base = &auth;
   iov[1].iov_len = sizeof (auth);
@@ -223,7 +147,7 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
         {
           /* Our proof still goes out: a server with another key then logs
              the mismatch too.  It reveals nothing about the key.  */
-          pocl_remote_send_iov (fd, tls, iov, 2);
+          pocl_remote_link_send (l, iov, 2);
           POCL_MSG_ERR ("remote: pocld at %s:%u does not prove our "
                         "pre-shared key (it has another one, or none): not "
                         "using it\n",
@@ -233,7 +157,7 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
     }
   else if (ch.flags & POCL_REMOTE_AUTH_REQUIRED)
     {
-      pocl_remote_send_iov (fd, tls, iov, 2); /* so that the server logs why */
+      pocl_remote_link_send (l, iov, 2); /* so that the server logs why */
       POCL_MSG_ERR ("remote: pocld at %s:%u requires a pre-shared key "
                     "(POCL_REMOTE_PSK or POCL_REMOTE_PSK_FILE)\n",
                     s->host, s->port);
@@ -243,8 +167,8 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
   iov[1].iov_len = sizeof (auth);
   /* the clock offset is estimated around this last round trip */
   *t0 = pocl_gettimemono_ns ();
-  if (pocl_remote_send_iov (fd, tls, iov, 2)
-      || pocl_remote_read_full (fd, tls, &h, sizeof (h)))
+  if (pocl_remote_link_send (l, iov, 2)
+      || pocl_remote_link_recv_full (l, &h, sizeof (h)))
     {
       if (key_len > 0)
         POCL_MSG_ERR ("remote: pocld at %s:%u refused our pre-shared key\n",
@@ -253,13 +177,10 @@ pocl_remote_handshake (remote_server *s, int fd, struct pocl_remote_tls *tls,
     }
   if (h.type != POCL_RMSG_HELLO_REPLY || h.body_size != sizeof (*out)
       || h.payload_size != 0
-      || pocl_remote_read_full (fd, tls, out, sizeof (*out)))
+      || pocl_remote_link_recv_full (l, out, sizeof (*out)))
     return CL_DEVICE_NOT_AVAILABLE;
   *t1 = pocl_gettimemono_ns ();
-  tv.tv_sec = 0;
-  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
-  if (tls)
-    pocl_remote_tls_set_timeout (tls, -1);
+  pocl_remote_link_set_timeout (l, 0);
   if (out->magic != POCL_REMOTE_MAGIC
       || out->version != POCL_REMOTE_PROTOCOL_VERSION)
     {
@@ -286,57 +207,59 @@ server_connect (remote_server *s)
   if (key_len < 0)
     return CL_DEVICE_NOT_AVAILABLE;
 
-  s->cmd_fd = pocl_remote_connect (s->host, s->port, (int)timeout_ms);
-  if (s->cmd_fd < 0)
+  s->transport = pocl_remote_transport_pick ();
+  if (s->transport->open (&s->cmd, s->host, s->port, POCL_REMOTE_ROLE_COMMAND,
+                          NULL, (int)timeout_ms))
     return CL_DEVICE_NOT_AVAILABLE;
-  if (pocl_remote_tls_wanted ()
-      && (s->cmd_tls = pocl_remote_tls_start (s->cmd_fd, s->host, s->port,
-                                              POCL_REMOTE_ROLE_COMMAND, NULL,
-                                              (int)timeout_ms))
-             == NULL)
-    return CL_DEVICE_NOT_AVAILABLE;
-  err = pocl_remote_handshake (s, s->cmd_fd, s->cmd_tls,
-                               POCL_REMOTE_ROLE_COMMAND, 0, NULL, NULL, key,
-                               (size_t)key_len, &rep, &t0, &t1);
+  err = pocl_remote_handshake (s, &s->cmd, POCL_REMOTE_ROLE_COMMAND, 0, NULL,
+                               NULL, key, (size_t)key_len, &rep, &t0, &t1);
   if (err != CL_SUCCESS)
     return err;
   memcpy (s->session_id, rep.session_id, 16);
   s->num_devices = rep.num_devices;
   s->clock_offset_ns = (int64_t)rep.server_time_ns - (int64_t)((t0 + t1) / 2);
 
-  s->data_fd = pocl_remote_connect (
-      s->host, (uint16_t)(s->port + POCL_REMOTE_DATA_PORT_OFFSET),
-      (int)timeout_ms);
-  if (s->data_fd < 0)
+  if (s->transport->open (&s->data, s->host,
+                          (uint16_t)(s->port + POCL_REMOTE_DATA_PORT_OFFSET),
+                          POCL_REMOTE_ROLE_DATA, s->session_id,
+                          (int)timeout_ms))
     return CL_DEVICE_NOT_AVAILABLE;
-  if (pocl_remote_tls_wanted ()
-      && (s->data_tls = pocl_remote_tls_start (
-              s->data_fd, s->host,
-              (unsigned)s->port + POCL_REMOTE_DATA_PORT_OFFSET,
-              POCL_REMOTE_ROLE_DATA, s->session_id, (int)timeout_ms))
-             == NULL)
-    return CL_DEVICE_NOT_AVAILABLE;
-  err = pocl_remote_handshake (s, s->data_fd, s->data_tls,
-                               POCL_REMOTE_ROLE_DATA, 0, s->session_id, NULL,
-                               key, (size_t)key_len, &rep, &u0, &u1);
+  err = pocl_remote_handshake (s, &s->data, POCL_REMOTE_ROLE_DATA, 0,
+                               s->session_id, NULL, key, (size_t)key_len, &rep,
+                               &u0, &u1);
   memset (key, 0, sizeof (key));
   if (err != CL_SUCCESS)
     return err;
 
   s->pid = getpid ();
-  int lanes = pocl_remote_lanes_reserve (s);
+  int bulk = pocl_remote_bulk_reserve (s);
   if (pocl_remote_start_readers (s))
     {
-      if (lanes)
+      if (bulk)
         pocl_remote_reader_done (s);
       return CL_OUT_OF_HOST_MEMORY;
     }
-  if (lanes)
-    pocl_remote_lanes_start (s);
+  if (bulk)
+    s->bulk_transport->start (s);
   pocl_remote_trace_server (s);
   POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
                        s->port, s->num_devices);
   return CL_SUCCESS;
+}
+
+void
+pocl_remote_shutdown_links (remote_server *s)
+{
+  pocl_remote_link_shutdown (&s->cmd);
+  pocl_remote_link_shutdown (&s->data);
+  s->bulk.ops->shutdown (&s->bulk);
+}
+
+/* What the bulk transport sets up besides, counted in (1) or not (0).  */
+int
+pocl_remote_bulk_reserve (remote_server *s)
+{
+  return s->bulk_transport->reserve != NULL && s->bulk_transport->reserve (s);
 }
 
 /* A server record, its session not yet connected.  */
@@ -359,7 +282,13 @@ server_new (const char *host, uint16_t port, const char *peer_host,
   s->port = port;
   s->index = index;
   s->peer_port = peer_port;
-  s->cmd_fd = s->data_fd = s->lane_opening = -1;
+  pocl_remote_link_clear (&s->cmd);
+  pocl_remote_link_clear (&s->data);
+  s->bulk_transport = pocl_remote_bulk_pick ();
+  s->bulk.ops = s->bulk_transport->ops;
+  s->bulk.state = NULL;
+  if (s->bulk_transport->setup != NULL)
+    s->bulk_transport->setup (s);
   pthread_mutex_init (&s->cmd_send_lock, NULL);
   pthread_mutex_init (&s->data_send_lock, NULL);
   pthread_mutex_init (&s->data_order_lock, NULL);
@@ -451,10 +380,7 @@ pocl_remote_server_renew (remote_server *old, uint64_t epoch, cl_int *err)
          use the record, which therefore is not freed.  */
       __atomic_store_n (&s->leaving, 1, __ATOMIC_RELEASE);
       __atomic_store_n (&s->dead, 1, __ATOMIC_RELEASE);
-      if (s->cmd_fd >= 0)
-        shutdown (s->cmd_fd, SHUT_RDWR);
-      if (s->data_fd >= 0)
-        shutdown (s->data_fd, SHUT_RDWR);
+      pocl_remote_shutdown_links (s);
       pthread_mutex_unlock (&servers_lock);
       return NULL;
     }

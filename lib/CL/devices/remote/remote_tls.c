@@ -1,6 +1,8 @@
-/* remote_tls.c - TLS on the driver's connections to pocld: the client's
-   context, STARTTLS and the handshake.  The I/O is shared with pocld
-   (protocol/pocl_remote_tls.h).  */
+/* remote_tls.c - the client's TLS transport (remote_transport.h,
+   doc/security.md): the client's context, STARTTLS and the handshake.  A
+   link's I/O is shared with pocld (protocol/pocl_remote_link_tls.c).
+   pocld's certificate must chain to POCL_REMOTE_TLS_CA (a PEM file; the
+   system's CAs without it) and be valid for the host connected to.  */
 
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -11,8 +13,10 @@
 #include "pocl_debug.h"
 #include "pocl_remote_auth.h"
 #include "pocl_remote_tls.h"
-#include "remote_tls.h"
+#include "remote_transport.h"
+#include <unistd.h>
 
+/* POCL_REMOTE_TLS=1: connect to every pocld with TLS.  */
 int
 pocl_remote_tls_wanted (void)
 {
@@ -63,9 +67,12 @@ tls_context (void)
   return ctx;
 }
 
-struct pocl_remote_tls *
-pocl_remote_tls_start (int fd, const char *host, unsigned port, uint32_t role,
-                       const uint8_t *session_id, int timeout_ms)
+/* On fd, connected to host:port: STARTTLS in the clear (role; session_id,
+   NULL on the command link, gives the route) and the TLS handshake.  NULL,
+   logged, on failure.  */
+static struct pocl_remote_tls *
+tls_start (int fd, const char *host, unsigned port, uint32_t role,
+           const uint8_t *session_id, int timeout_ms)
 {
   SSL_CTX *ctx = tls_context ();
   if (ctx == NULL)
@@ -117,76 +124,42 @@ pocl_remote_tls_start (int fd, const char *host, unsigned port, uint32_t role,
   return t;
 }
 
-void
-pocl_remote_tls_destroy (struct pocl_remote_tls *t)
-{
-  pocl_remote_tls_free (t);
-}
-
-long
-pocl_remote_tls_read (struct pocl_remote_tls *t, void *buf, size_t n)
-{
-  return pocl_remote_tls_recv (t, buf, n);
-}
-
-void
-pocl_remote_tls_set_timeout (struct pocl_remote_tls *t, int ms)
-{
-  t->recv_timeout_ms = ms;
-}
-
 int
-pocl_remote_tls_write (struct pocl_remote_tls *t, const struct iovec *iov,
-                       int count)
+pocl_remote_tls_open (pocl_remote_link *l, const char *host, uint16_t port,
+                      uint32_t role, const uint8_t *session_id, int timeout_ms)
 {
-  return pocl_remote_tls_sendv (t, iov, count);
+  int fd = pocl_remote_tcp_connect (host, port, timeout_ms);
+  if (fd < 0)
+    {
+      pocl_remote_link_clear (l);
+      return -1;
+    }
+  /* A TCP link meanwhile, so that a shutdown breaks the handshake.  */
+  pocl_remote_tcp_link (l, fd);
+  struct pocl_remote_tls *t
+      = tls_start (fd, host, port, role, session_id, timeout_ms);
+  if (t == NULL)
+    {
+      pocl_remote_link_close (l);
+      return -1;
+    }
+  pocl_remote_tls_link (l, t);
+  return 0;
 }
 
 #else
 
-struct pocl_remote_tls *
-pocl_remote_tls_start (int fd, const char *host, unsigned port, uint32_t role,
-                       const uint8_t *session_id, int timeout_ms)
+int
+pocl_remote_tls_open (pocl_remote_link *l, const char *host, uint16_t port,
+                      uint32_t role, const uint8_t *session_id, int timeout_ms)
 {
-  (void)fd;
   (void)role;
   (void)session_id;
   (void)timeout_ms;
+  pocl_remote_link_clear (l);
   POCL_MSG_ERR ("remote: TLS to %s:%u needs OpenSSL's libssl, which this "
                 "driver was built without\n",
                 host, port);
-  return NULL;
-}
-
-void
-pocl_remote_tls_destroy (struct pocl_remote_tls *t)
-{
-  (void)t;
-}
-
-long
-pocl_remote_tls_read (struct pocl_remote_tls *t, void *buf, size_t n)
-{
-  (void)t;
-  (void)buf;
-  (void)n;
-  return -1;
-}
-
-void
-pocl_remote_tls_set_timeout (struct pocl_remote_tls *t, int ms)
-{
-  (void)t;
-  (void)ms;
-}
-
-int
-pocl_remote_tls_write (struct pocl_remote_tls *t, const struct iovec *iov,
-                       int count)
-{
-  (void)t;
-  (void)iov;
-  (void)count;
   return -1;
 }
 

@@ -1,0 +1,169 @@
+/* pocl_remote_bulk.h - bulk: the second layer of the transport interface
+   (doc/protocol.md, "Transports"), shared by the client driver (C) and
+   pocld (C++).
+
+   A message's header and body go on its link (pocl_remote_link.h); its
+   payload, when large, may go another way: that is a bulk transport.  The
+   client's DATA, pocld's READ_DATA and COMPLETION payloads and the peers'
+   PEER_DATA move through one.  "inline" sends the payload on the link
+   itself; "lanes" stripes it over the link and the connection's lanes
+   (pocl_remote_lanes.h).  Each connection has one bulk transport, chosen
+   once the connection is up (and may be changed while no payload moves);
+   the sender marks in the header's type how a payload comes (mark), and the
+   receiver hands that mark back to recv.
+
+   A bulk transport may fail part-way: recv reports the gap-free prefix
+   that arrived, and whether the link is still in step (PARTIAL: the
+   receiver asks for the rest again, as peers do with PEER_ACK and
+   POCL_REMOTE_PEER_ACK_RESEND) or broken.  One that moves bytes from
+   registered memory registers it once (register_memory; a no-op for the
+   stream transports), and one that must be driven while it waits does so
+   inside send and recv, which block until the payload moved.  */
+
+#ifndef POCL_REMOTE_BULK_H
+#define POCL_REMOTE_BULK_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "pocl_remote_link.h"
+#include "pocl_remote_protocol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What send and recv return.  */
+#define POCL_REMOTE_BULK_OK 0
+/* Not all of the payload came, but the link is in step: what its message
+   carried on the link came whole.  */
+#define POCL_REMOTE_BULK_PARTIAL 1
+/* The link broke.  */
+#define POCL_REMOTE_BULK_BROKEN -1
+/* The mark names a way this connection does not have (a protocol error).  */
+#define POCL_REMOTE_BULK_REFUSED -2
+
+/* How the receiver takes a payload.  */
+typedef struct pocl_remote_bulk_io
+{
+  /* Reads n bytes of the link into dst (0 or -1): the caller's buffered
+     reader, which may hold the payload's first bytes already.  NULL: the
+     link's recv_full.  */
+  int (*recv0) (void *arg, void *dst, uint64_t n);
+  void *recv0_arg;
+  /* The gap-free prefix of the payload that is in, whenever it grew by
+     `step` bytes or more since the last call (from: that call's `to`), so
+     that the bytes go on while the rest comes.  From the transport's
+     threads, one call at a time.  NULL: no calls.  */
+  void (*grown) (void *arg, uint64_t from, uint64_t to);
+  void *grown_arg;
+  uint64_t step;
+} pocl_remote_bulk_io;
+
+typedef struct pocl_remote_bulk pocl_remote_bulk;
+
+typedef struct pocl_remote_bulk_ops
+{
+  const char *name;
+  /* The bits of the header's type under which an n-byte payload leaves
+     now (0: inline, in the message's own send).  The caller holds the
+     link's send lock from here to the end of send.  */
+  uint32_t (*mark) (pocl_remote_bulk *b, uint64_t n);
+  /* The payload [p, p + n) of a message whose header (with `mark`) and body
+     went out on `link`.  */
+  int (*send) (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
+               const void *p, uint64_t n);
+  /* The payload of a message that came on `link` with `mark`, into dst
+     (NULL: dropped).  *arrived: the gap-free prefix in, also on failure.  */
+  int (*recv) (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
+               void *dst, uint64_t n, const pocl_remote_bulk_io *io,
+               uint64_t *arrived);
+  /* Makes [p, p + n) a place payloads may leave from and land in without a
+     copy: 0, or -1 (then they are copied).  Registered once, kept until
+     unregister_memory.  */
+  int (*register_memory) (pocl_remote_bulk *b, void *p, uint64_t n);
+  void (*unregister_memory) (pocl_remote_bulk *b, void *p);
+  /* With the connection's links: breaks what the transport has of its own
+     (a send or receive blocked in it fails), from any thread; and, once no
+     thread uses it, closes that (a resume opens it anew).  */
+  void (*shutdown) (pocl_remote_bulk *b);
+  void (*close) (pocl_remote_bulk *b);
+} pocl_remote_bulk_ops;
+
+struct pocl_remote_bulk
+{
+  const pocl_remote_bulk_ops *ops;
+  void *state; /* lanes: its pocl_remote_lanes */
+};
+
+extern const pocl_remote_bulk_ops pocl_remote_inline_bulk_ops;
+extern const pocl_remote_bulk_ops pocl_remote_lanes_bulk_ops;
+
+/* The stream transports' registration: nothing to do.  */
+int pocl_remote_no_registration (pocl_remote_bulk *b, void *p, uint64_t n);
+void pocl_remote_no_unregistration (pocl_remote_bulk *b, void *p);
+/* Reads and drops n bytes of the link (through io->recv0 if set): 0 or
+   -1.  */
+int pocl_remote_bulk_skip (pocl_remote_link *link,
+                           const pocl_remote_bulk_io *io, uint64_t n);
+/* Receives n bytes of the link (io->recv0 or recv_full) into dst (NULL:
+   dropped), in io->step pieces when io->grown wants to hear of them:
+   POCL_REMOTE_BULK_OK or _BROKEN, *arrived as recv's.  */
+int pocl_remote_inline_recv (pocl_remote_link *link, void *dst, uint64_t n,
+                             const pocl_remote_bulk_io *io, uint64_t *arrived);
+
+/* The lanes of one connection (pocl_remote_bulk_lanes.c).  */
+typedef struct pocl_remote_lanes
+{
+  pthread_mutex_t mu; /* attaching and taking copies: no I/O under it */
+  pthread_cond_t cv;  /* a lane attached, or the lanes were shut down */
+  /* lane k at [k - 1] while bit k - 1 of `attached` is set */
+  pocl_remote_link lane[POCL_REMOTE_MAX_LANES];
+  unsigned attached;
+  /* pocl_remote_lanes_up (atomic: mark reads it) */
+  unsigned up;
+  /* shut down: no lane attaches until close, no receive waits */
+  int dead;
+  int closed; /* for good: never again */
+  /* A failed lane shuts down the lanes only, and the link goes on to the
+     end of its stripes, so that it survives (peer links); otherwise every
+     stream is shut down.  */
+  int keep_link;
+  /* How long a receive waits for lanes that its sender used and that are
+     not attached here yet (ms).  */
+  int wait_ms;
+  /* A lane in its handshake, shut down with the others (client).  */
+  pocl_remote_link opening;
+} pocl_remote_lanes;
+
+/* A bulk transport of lanes over ln.  */
+void pocl_remote_lanes_init (pocl_remote_lanes *ln, int keep_link,
+                             int wait_ms);
+static inline void
+pocl_remote_lanes_bulk (pocl_remote_bulk *b, pocl_remote_lanes *ln)
+{
+  b->ops = &pocl_remote_lanes_bulk_ops;
+  b->state = ln;
+}
+/* Lane k (1..POCL_REMOTE_MAX_LANES) takes the link l: 0, or -1 when taken
+   or the lanes are shut down (l stays the caller's).  */
+int pocl_remote_lanes_attach (pocl_remote_lanes *ln, unsigned k,
+                              const pocl_remote_link *l);
+/* Whether lane k may attach now (a check before its HELLO_REPLY).  */
+int pocl_remote_lanes_free (pocl_remote_lanes *ln, unsigned k);
+/* The lanes a payload may go over now: those attached from lane 1 on
+   without a gap, none once shut down.  */
+unsigned pocl_remote_lanes_up (pocl_remote_lanes *ln);
+/* Shuts every lane down (their I/O fails, blocked or not), and makes
+   receives stop waiting for lanes; none attaches until close.  Any thread;
+   closes nothing.  */
+void pocl_remote_lanes_shutdown (pocl_remote_lanes *ln);
+/* Closes the lanes once no thread uses them (ends their connection);
+   `forever`: no lane attaches again.  */
+void pocl_remote_lanes_close (pocl_remote_lanes *ln, int forever);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
