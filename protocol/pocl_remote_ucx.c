@@ -14,6 +14,8 @@
 /* Memory registered once (pocl_remote_ucx_register): at most this many
    blocks; more are left to UCX's own registration cache.  */
 #define UCX_REGISTERED_MAX 256
+/* Pieces of one payload in flight at once.  */
+#define UCX_PIECES_IN_FLIGHT 32
 /* A wait progresses the worker this long before it naps between progress
    calls (up to UCX_NAP_MAX_NS): a payload's next piece is usually that
    close.  Not a sleep on the worker's wake-up descriptor: asking UCX for
@@ -316,6 +318,115 @@ pocl_remote_ucx_recv (pocl_remote_ucx *u, uint64_t tag, void *p, size_t n,
   return 0;
 }
 
+/* Ends the requests of ring[first, last) (mod the ring), which may still
+   be in flight: receives are cancelled; sends cannot be, so the endpoint
+   is closed under them (it is failed anyway).  */
+static void
+end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
+              uint64_t first, uint64_t last)
+{
+  if (ep != NULL && first < last)
+    {
+      __atomic_store_n (&ep->failed, 1, __ATOMIC_RELEASE);
+      ucp_request_param_t rp;
+      memset (&rp, 0, sizeof (rp));
+      rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      wait_request (u, ucp_ep_close_nbx (ep->ep, &rp), deadline_of (1000),
+                    NULL);
+      ep->ep = NULL;
+    }
+  for (uint64_t k = first; k < last; ++k)
+    {
+      void *req = ring[k % UCX_PIECES_IN_FLIGHT];
+      if (req == NULL || UCS_PTR_IS_ERR (req))
+        continue;
+      if (ep == NULL)
+        ucp_request_cancel (u->worker, req);
+      while (ucp_request_check_status (req) == UCS_INPROGRESS)
+        ucp_worker_progress (u->worker);
+      ucp_request_free (req);
+    }
+}
+
+/* Both directions of the pieces: post up to UCX_PIECES_IN_FLIGHT, wait for
+   the oldest, post the next.  `arrived`: the pieces' gap-free prefix.  */
+static int
+move_pieces (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, uint64_t secret,
+             uint64_t seq, char *p, uint64_t n, uint64_t piece, int timeout_ms,
+             void (*grown) (void *arg, uint64_t from, uint64_t to), void *arg,
+             uint64_t *arrived)
+{
+  const uint64_t count = pocl_remote_ucx_pieces (n, piece);
+  void *ring[UCX_PIECES_IN_FLIGHT];
+  uint64_t posted = 0, done = 0;
+  *arrived = 0;
+  while (done < count)
+    {
+      while (posted < count && posted - done < UCX_PIECES_IN_FLIGHT)
+        {
+          uint64_t off = posted * piece,
+                   len = n - off < piece ? n - off : piece;
+          uint64_t tag = pocl_remote_ucx_tag (secret, seq + posted, 0);
+          ucp_request_param_t rp;
+          op_params (u, &rp, p + off, len);
+          void *req;
+          if (ep != NULL)
+            req = ucp_tag_send_nbx (ep->ep, p + off, len, tag, &rp);
+          else
+            req = ucp_tag_recv_nbx (u->worker, p + off, len, tag,
+                                    ~(ucp_tag_t)0, &rp);
+          ring[posted++ % UCX_PIECES_IN_FLIGHT] = req;
+          if (UCS_PTR_IS_ERR (req))
+            break;
+        }
+      /* The oldest: no progress for timeout_ms ends them all.  */
+      void *req = ring[done % UCX_PIECES_IN_FLIGHT];
+      ucp_tag_recv_info_t info;
+      ucs_status_t st = wait_request (
+          u, req, deadline_of (timeout_ms),
+          ep == NULL && req != NULL && !UCS_PTR_IS_ERR (req) ? &info : NULL);
+      uint64_t off = done * piece, len = n - off < piece ? n - off : piece;
+      if (st == UCS_OK && ep == NULL && req != NULL && info.length != len)
+        st = UCS_ERR_MESSAGE_TRUNCATED;
+      if (st != UCS_OK)
+        {
+          log_status (ep != NULL ? "send" : "receive", st);
+          end_requests (u, ep, ring, done + 1, posted);
+          return -1;
+        }
+      ++done;
+      *arrived = off + len;
+      if (grown != NULL)
+        grown (arg, off, off + len);
+    }
+  return 0;
+}
+
+int
+pocl_remote_ucx_send_pieces (pocl_remote_ucx_ep *ep, uint64_t secret,
+                             uint64_t seq, const void *p, uint64_t n,
+                             uint64_t piece, int timeout_ms)
+{
+  uint64_t arrived;
+  if (pocl_remote_ucx_ep_failed (ep))
+    return -1;
+  return move_pieces (ep->u, ep, secret, seq, (char *)p, n, piece, timeout_ms,
+                      NULL, NULL, &arrived);
+}
+
+int
+pocl_remote_ucx_recv_pieces (pocl_remote_ucx *u, uint64_t secret, uint64_t seq,
+                             void *p, uint64_t n, uint64_t piece,
+                             int timeout_ms,
+                             void (*grown) (void *arg, uint64_t from,
+                                            uint64_t to),
+                             void *arg, uint64_t *arrived)
+{
+  return move_pieces (u, NULL, secret, seq, (char *)p, n, piece, timeout_ms,
+                      grown, arg, arrived);
+}
+
 int
 pocl_remote_ucx_register (pocl_remote_ucx *u, void *p, size_t n)
 {
@@ -323,8 +434,8 @@ pocl_remote_ucx_register (pocl_remote_ucx *u, void *p, size_t n)
     return 0;
   ucp_mem_map_params_t mp;
   memset (&mp, 0, sizeof (mp));
-  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS
-                  | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.field_mask
+      = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
   mp.address = p;
   mp.length = n;
   ucp_mem_h h = NULL;
@@ -361,6 +472,11 @@ pocl_remote_ucx_disconnect (pocl_remote_ucx_ep *ep)
 {
   if (ep == NULL)
     return;
+  if (ep->ep == NULL)
+    {
+      free (ep);
+      return;
+    }
   ucp_request_param_t rp;
   memset (&rp, 0, sizeof (rp));
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;

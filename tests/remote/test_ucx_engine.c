@@ -4,9 +4,10 @@
    their worker addresses over a socketpair, as two PoCL-R ends do over
    their link; the parent sends payloads of 4 bytes to 64 MiB (the largest
    from registered memory), the child receives each under its tag and
-   checks every byte; a receive of a larger message than its buffer, and
-   one whose message never comes, fail within their time limits instead
-   of hanging.  Prints "ucx_engine: PASS" or the failure.  */
+   checks every byte, then 64 MiB once more in 1 MiB pieces all in flight,
+   told piece by piece in order; a receive of a larger message than its buffer,
+   and one whose message never comes, fail within their time limits instead of
+   hanging.  Prints "ucx_engine: PASS" or the failure.  */
 
 #include "pocl_remote_ucx.h"
 
@@ -46,6 +47,17 @@ io_all (int fd, void *p, size_t n, int out)
       n -= (size_t)r;
     }
   return 0;
+}
+
+/* The receiver's prefix: grows piece by piece, in order.  */
+static uint64_t grown_calls, grown_to;
+static void
+grown_cb (void *arg, uint64_t from, uint64_t to)
+{
+  (void)arg;
+  if (from == grown_to && to > from)
+    ++grown_calls;
+  grown_to = to;
 }
 
 static unsigned char
@@ -113,11 +125,47 @@ main (void)
       ack = r == 0 && got == n && i == n ? 'y' : 'n';
       if (io_all (fd, &ack, 1, 1) || ack != 'y')
         {
-          fprintf (stderr, "ucx_engine: %zu bytes: status %d, %zu in, first bad byte %zu\n",
-                   n, r, got, i);
+          fprintf (
+              stderr,
+              "ucx_engine: %zu bytes: status %d, %zu in, first bad byte %zu\n",
+              n, r, got, i);
           return fail ("a payload was not received intact");
         }
     }
+  /* The largest again, as 1 MiB pieces all in flight; the receiver hears
+     of the prefix piece by piece.  */
+  {
+    size_t n = sizes[count - 1], i;
+    uint64_t arrived = 0, seq = 1000;
+    char ack = 0;
+    if (parent)
+      {
+        for (i = 0; i < n; ++i)
+          buf[i] = pattern (i, 99);
+        if (pocl_remote_ucx_send_pieces (ep, SECRET, seq, buf, n, 1u << 20,
+                                         20000)
+                != 0
+            || io_all (fd, &ack, 1, 0) || ack != 'y')
+          return fail ("a payload in pieces did not arrive whole");
+      }
+    else
+      {
+        memset (buf, 0, n);
+        grown_calls = 0;
+        int r = pocl_remote_ucx_recv_pieces (u, SECRET, seq, buf, n, 1u << 20,
+                                             20000, grown_cb, NULL, &arrived);
+        for (i = 0; r == 0 && i < n; ++i)
+          if (buf[i] != pattern (i, 99))
+            break;
+        ack = r == 0 && arrived == n && i == n
+                      && grown_calls == pocl_remote_ucx_pieces (n, 1u << 20)
+                  ? 'y'
+                  : 'n';
+        if (io_all (fd, &ack, 1, 1) || ack != 'y')
+          return fail ("a payload in pieces was not received intact, in "
+                       "order");
+      }
+  }
   if (parent)
     {
       /* 64 bytes into the child's 16-byte receive, then nothing.  */
@@ -131,7 +179,8 @@ main (void)
         return fail ("the receiving process failed");
       pocl_remote_ucx_disconnect (ep);
       printf ("ucx_engine: PASS: %u payloads of 4 B to 64 MiB bit-exact, "
-              "oversized and missing messages refused in time\n",
+              "64 MiB in 1 MiB pieces in order, oversized and missing "
+              "messages refused in time\n",
               count);
       return 0;
     }

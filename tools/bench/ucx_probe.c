@@ -54,8 +54,8 @@ tcp_pair (int *a, int *b)
   memset (&sa, 0, sizeof (sa));
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-  if (l < 0 || bind (l, (struct sockaddr *)&sa, sizeof (sa))
-      || listen (l, 1) || getsockname (l, (struct sockaddr *)&sa, &sl))
+  if (l < 0 || bind (l, (struct sockaddr *)&sa, sizeof (sa)) || listen (l, 1)
+      || getsockname (l, (struct sockaddr *)&sa, &sl))
     return -1;
   *a = socket (AF_INET, SOCK_STREAM, 0);
   if (connect (*a, (struct sockaddr *)&sa, sizeof (sa)))
@@ -117,11 +117,9 @@ main (int argc, char **argv)
                 if (io_all (fd, &go, 1, 0))
                   return 1;
                 double t0 = now_us ();
-                if (way == 0
-                        ? pocl_remote_ucx_send (
-                              ep, pocl_remote_ucx_tag (1, k, r + 1), buf, n,
-                              60000)
-                        : io_all (tcp, buf, n, 1))
+                if (way == 0 ? pocl_remote_ucx_send (
+                        ep, pocl_remote_ucx_tag (1, k, r + 1), buf, n, 60000)
+                             : io_all (tcp, buf, n, 1))
                   return 1;
                 if (io_all (fd, &go, 1, 0))
                   return 1;
@@ -133,8 +131,8 @@ main (int argc, char **argv)
                 if (io_all (fd, &go, 1, 1))
                   return 1;
                 if (way == 0 ? pocl_remote_ucx_recv (
-                                   u, pocl_remote_ucx_tag (1, k, r + 1), buf,
-                                   n, &got, 60000)
+                        u, pocl_remote_ucx_tag (1, k, r + 1), buf, n, &got,
+                        60000)
                              : io_all (tcp, buf, n, 0))
                   return 1;
                 if (io_all (fd, &go, 1, 1))
