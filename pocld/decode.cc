@@ -385,18 +385,24 @@ bool check_data_header(const pocl_remote_hdr &h, DecodeError &e)
 
 bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
 {
-  // Only PEER_DATA is ever striped over the link's lanes.
   const uint32_t type = POCL_RMSG_TYPE_OF(h.type);
   const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
+  // Only PEER_DATA comes in stripes over lanes or over UCX.
   if ((type != POCL_RMSG_PEER_NOTIFY && type != POCL_RMSG_PEER_DATA &&
-       type != POCL_RMSG_PEER_ACK) ||
+       type != POCL_RMSG_PEER_ACK && type != POCL_RMSG_UCX_HELLO) ||
       h.body_size != pocl_remote_body_size(type) ||
       (lanes != 0 &&
-       (type != POCL_RMSG_PEER_DATA || lanes > POCL_REMOTE_MAX_LANES)))
+       (type != POCL_RMSG_PEER_DATA ||
+        (lanes > POCL_REMOTE_MAX_LANES &&
+         lanes != POCL_RMSG_LANE_COUNT(POCL_RMSG_UCX)))))
     return e.fail("peer connection: message type %u body %u refused", h.type,
                   h.body_size);
-  if (type != POCL_RMSG_PEER_DATA && h.payload_size != 0)
-    return e.fail("PEER_NOTIFY or PEER_ACK with a %llu-byte payload",
+  if (type == POCL_RMSG_UCX_HELLO
+          ? h.payload_size > POCL_REMOTE_MAX_UCX_ADDRESS
+          : type != POCL_RMSG_PEER_DATA && h.payload_size != 0)
+    return e.fail("%s with a %llu-byte payload",
+                  type == POCL_RMSG_UCX_HELLO ? "UCX_HELLO"
+                                              : "PEER_NOTIFY or PEER_ACK",
                   (unsigned long long)h.payload_size);
   return true;
 }

@@ -26,11 +26,11 @@ namespace {
 // PEER_ACK.
 constexpr uint64_t kStreamMin = POCL_REMOTE_STRIPE_MIN;
 // The chunks read by the time one is sent go along with it, up to this
-// much over a link without lanes: the receiver writes a plain PEER_DATA
-// once it is all in, so a larger one would leave the network idle while
-// the last write runs (16 MiB: 0.7 ms at 25 GB/s), a smaller one cost more
-// forks and joins of the lanes.  A striped one is written by 4 MiB as it
-// comes: over lanes every chunk read by then goes along, without a bound
+// much over a link without lanes or UCX: the receiver writes a plain
+// PEER_DATA once it is all in, so a larger one would leave the network idle
+// while the last write runs (16 MiB: 0.7 ms at 25 GB/s), a smaller one cost
+// more forks and joins of the lanes.  A striped one (or one over UCX) is
+// written by 4 MiB as it comes: every chunk read by then goes along, without a bound
 // (each message is a fork and join of the lanes' threads at both ends; 16
 // MiB ones moved 64 MiB migrations at 52% of the client's write rate, two
 // H200).
@@ -290,7 +290,7 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
   bool sent = false; // a content size of 0 still sends one (empty) chunk
   bool striped = false;
   const uint64_t message_max =
-      peer_has_lanes(p->peer) ? UINT64_MAX : kPushMessageMax;
+      peer_writes_as_it_comes(p->peer) ? UINT64_MAX : kPushMessageMax;
   {
     // Before the first byte goes: the PEER_ACK may come before we wait.
     std::lock_guard<std::mutex> lock(mu_);

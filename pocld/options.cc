@@ -148,6 +148,26 @@ const std::vector<Option> &table()
        "CA certificates that peer servers' certificates must\n"
        "chain to (default: the system's)",
        [](Settings &s, const char *v) { return path(s.tls_ca, v); }},
+      {"ucx", "MODE", true,
+       "auto, on or off: large migrations between servers over\n"
+       "UCX (RDMA, shared memory, TCP); auto: where this host has\n"
+       "an RDMA device (default auto)",
+       [](Settings &, const char *v) {
+         static const char *const names[] = {"auto", "on", "off"};
+         for (int i = 0; i < 3; ++i)
+           if (strcmp(v, names[i]) == 0) {
+             ucx_mode = static_cast<UcxMode>(i);
+             return std::string();
+           }
+         return fmt("unknown UCX mode '%s'", v);
+       }},
+      {"tls-allow-ucx", nullptr, true,
+       "with TLS, still move large migrations over UCX, whose\n"
+       "bytes are not encrypted (doc/security.md)",
+       [](Settings &, const char *v) {
+         tls_allow_ucx = strcmp(v, "true") == 0;
+         return std::string();
+       }},
       {"log-level", "L", true, "error, warn, info or debug (default info)",
        [](Settings &, const char *v) {
          static const char *const names[] = {"error", "warn", "info", "debug"};

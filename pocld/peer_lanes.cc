@@ -121,13 +121,19 @@ bool Session::attach_peer_lane(Conn c, uint32_t index, uint32_t lane)
 // woken by the shutdown.
 void Session::drop_peer_lanes(PeerLink &l)
 {
-  pocl_remote_lanes_shutdown(&l.lanes);
+  // UCX above the lanes too (it shuts them down with itself).
+  l.bulk.ops->shutdown(&l.bulk);
 }
 
-bool Session::peer_has_lanes(uint32_t index)
+bool Session::peer_writes_as_it_comes(uint32_t index)
 {
-  return index < POCL_REMOTE_MAX_PEERS &&
-         pocl_remote_lanes_up(&peers_[index].lanes) > 0;
+  if (index >= POCL_REMOTE_MAX_PEERS)
+    return false;
+#ifdef POCL_REMOTE_HAVE_UCX
+  if (pocl_remote_ucx_bulk_sending(&peers_[index].ucx))
+    return true;
+#endif
+  return pocl_remote_lanes_up(&peers_[index].lanes) > 0;
 }
 
 void Session::queue_peer_ack(uint32_t peer, uint64_t id, int32_t status,

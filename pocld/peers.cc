@@ -141,7 +141,7 @@ bool Session::connect_peer(const Decoded &d)
   std::string why;
   if (!peer_dial(host, uint16_t(c.port), c.session_id, c.self_index, conn,
                  why) ||
-      !start_peer(conn, c.peer_index)) {
+      !start_peer(conn, c.peer_index, host)) {
     if (conn.up()) {
       pocl_remote_link_close(&conn);
       why = "link taken";
@@ -154,13 +154,17 @@ bool Session::connect_peer(const Decoded &d)
   LOG_INFO(sid_, "peer %u connected at %s:%u", c.peer_index, host.c_str(),
            c.port);
   reply(d.hdr.id, CL_SUCCESS);
+  // The dialing end offers UCX first (peer_ucx.cc); the other answers.
+  if (ucx_wanted(host))
+    send_ucx_hello(c.peer_index);
   start_peer_lanes(host, uint16_t(c.port), c.session_id, c.self_index,
                    c.peer_index);
   return true;
 }
 
 // A peer connected to us (the listener checked its HELLO).
-bool Session::attach_peer(Conn c, uint32_t hello_index)
+bool Session::attach_peer(Conn c, uint32_t hello_index,
+                          const std::string &from)
 {
   const uint32_t index = POCL_REMOTE_PEER_INDEX_OF(hello_index);
   const uint32_t lane = POCL_REMOTE_PEER_LANE_OF(hello_index);
@@ -171,10 +175,15 @@ bool Session::attach_peer(Conn c, uint32_t hello_index)
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
                         static_cast<uint32_t>(devs_.devices.size())))
     return false;
-  return start_peer(c, index);
+  // "host:port" or "[v6]:port" as the listener names it: the host for the
+  // UCX policy.
+  std::string host = from.substr(0, from.rfind(':'));
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  return start_peer(c, index, host);
 }
 
-bool Session::start_peer(Conn c, uint32_t index)
+bool Session::start_peer(Conn c, uint32_t index, const std::string &host)
 {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -188,6 +197,7 @@ bool Session::start_peer(Conn c, uint32_t index)
     if (l.link.up())
       retired_links_.push_back(take(l.link));
     pocl_remote_link_set(&l.link, &c);
+    l.host = host;
     l.broken = false;
     l.up = true;
     ++peers_running_;
@@ -236,12 +246,15 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
     uint32_t mark = 0;
     r = send_bulk(l.link, l.bulk, type, id, body, body_len,
                   static_cast<const uint8_t *>(payload), payload_len, &mark);
-    if (mark != 0) {
+    if (mark == POCL_RMSG_UCX)
+      LOG_DEBUG(sid_, "peer %u: %llu bytes for %llu over UCX", index,
+                (unsigned long long)payload_len, (unsigned long long)id);
+    else if (mark != 0)
       LOG_DEBUG(sid_, "peer %u: %llu bytes for %llu striped over %u peer lanes",
                 index, (unsigned long long)payload_len, (unsigned long long)id,
                 POCL_RMSG_LANE_COUNT(mark));
+    if (mark != 0)
       *striped = true;
-    }
   } else
     r = send_msg(l.link, type, id, body, body_len, payload, payload_len)
             ? POCL_REMOTE_BULK_OK
@@ -393,8 +406,9 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   int got = l.bulk.ops->recv(&l.bulk, &c, mark, base, len,
                              early ? &io : nullptr, &arrived);
   if (got == POCL_REMOTE_BULK_REFUSED)
-    LOG_ERR(sid_, "peer %u: PEER_DATA striped over %u lanes it has not", index,
-            POCL_RMSG_LANE_COUNT(mark));
+    LOG_ERR(sid_, "peer %u: PEER_DATA over %s it has not", index,
+            mark == POCL_RMSG_UCX ? "UCX, which this end did not offer,"
+                                  : "lanes");
   POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
   if (got == POCL_REMOTE_BULK_BROKEN || got == POCL_REMOTE_BULK_REFUSED) {
     PeerSlot out = take();
@@ -407,10 +421,11 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     // The link is in step (its stripes were read); the pusher keeps the
     // bytes until it hears from us.
     LOG_WARN(sid_,
-             "peer %u: a lane failed under migration %llu's %llu bytes at "
-             "%llu: asked again, the link goes on without lanes",
-             index, (unsigned long long)h.id, (unsigned long long)len,
-             (unsigned long long)pd.offset);
+             "peer %u: %s failed under migration %llu's %llu bytes at %llu "
+             "(%llu in): asked again, the link goes on alone",
+             index, mark == POCL_RMSG_UCX ? "UCX" : "a lane",
+             (unsigned long long)h.id, (unsigned long long)len,
+             (unsigned long long)pd.offset, (unsigned long long)arrived);
     drop_peer_lanes(l);
     l.up = false;
     s->resend = true;
@@ -498,6 +513,11 @@ void Session::run_peer(uint32_t index)
       }
       POCLD_TRACE(PeerRecv, n.event_id, POCL_RMSG_PEER_NOTIFY, 0);
       foreign_done(n.event_id, n.status);
+      continue;
+    }
+    if (h.type == POCL_RMSG_UCX_HELLO) {
+      if (!ucx_hello(c, index, h))
+        break;
       continue;
     }
     if (h.type == POCL_RMSG_PEER_ACK) {

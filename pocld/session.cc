@@ -156,6 +156,12 @@ PeerLink::PeerLink()
   // it here: its receive waits up to 10 s.
   pocl_remote_lanes_init(&lanes, 1, 10000);
   pocl_remote_lanes_bulk(&bulk, &lanes);
+#ifdef POCL_REMOTE_HAVE_UCX
+  // UCX above them, which stays the lanes until both ends offered it
+  // (peer_ucx.cc).
+  pocl_remote_bulk lanes_bulk = bulk;
+  pocl_remote_ucx_bulk_init(&bulk, &ucx, lanes_bulk);
+#endif
 }
 
 Session::Session(const Devices &devs, const SessionId &id, Conn cmd)

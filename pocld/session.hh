@@ -311,6 +311,12 @@ struct PeerLink {
   // goes on without lanes (shut down for good).
   pocl_remote_lanes lanes;
   pocl_remote_bulk bulk;
+  // UCX (where built in): the bulk transport above the lanes once both
+  // ends offered it in UCX_HELLO; `host`: the peer's address (policy);
+  // `ucx_answered`: this end sent its UCX_HELLO.
+  pocl_remote_ucx_bulk ucx;
+  std::string host;
+  bool ucx_answered = false;
   // The link is up (its reader runs): lanes may attach.
   std::atomic<bool> up{false};
   PeerLink();
@@ -372,7 +378,7 @@ public:
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader, or one of its lanes (POCL_REMOTE_PEER_HELLO_INDEX); false if
   // the index or lane is taken or the session is closing.
-  bool attach_peer(Conn c, uint32_t hello_index);
+  bool attach_peer(Conn c, uint32_t hello_index, const std::string &from);
   // Wakes both readers and the peer readers (server stop, teardown).
   void shutdown_sockets();
 
@@ -555,7 +561,7 @@ private:
 
   // peers.cc: the peer mesh.
   bool connect_peer(const Decoded &d);
-  bool start_peer(Conn c, uint32_t index);
+  bool start_peer(Conn c, uint32_t index, const std::string &host);
   bool peer_connected(uint32_t index);
   void run_peer(uint32_t index);
   // Completes the slot's user event with `status` and releases the slot.
@@ -596,8 +602,12 @@ private:
   void open_peer_lanes(LaneDial *d);
   bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
   void drop_peer_lanes(PeerLink &l);
-  // Whether peer `index`'s link stripes over lanes now.
-  bool peer_has_lanes(uint32_t index);
+  // peer_ucx.cc: UCX_HELLO, this end's (once) and the peer's.
+  void send_ucx_hello(uint32_t index);
+  bool ucx_hello(Conn c, uint32_t index, const pocl_remote_hdr &hdr);
+  // Whether peer `index`'s large payloads go over lanes or UCX now, which
+  // the receiver writes as they come.
+  bool peer_writes_as_it_comes(uint32_t index);
   // striped non-null: the payload may go striped over the link's lanes
   // (then *striped is set), for a caller that waits for the PEER_ACK.
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,

@@ -69,4 +69,17 @@ struct LinkTransport {
 // entry).  Fixed once main has read the configuration.
 const LinkTransport &link_transport();
 
+// --ucx: whether peer links carry their large payloads over UCX
+// (protocol/pocl_remote_bulk_ucx.c).  Auto: where it beats the link's TCP
+// and lanes: an RDMA device here (doc/benchmarks.md has the shared-memory
+// figures against lanes).
+enum class UcxMode { Auto, On, Off };
+inline UcxMode ucx_mode = UcxMode::Auto;
+// --tls-allow-ucx: TLS sessions decline UCX otherwise (its bytes are not
+// encrypted).
+inline bool tls_allow_ucx = false;
+// Whether this end offers UCX to a peer at `host` (false where pocld was
+// built without UCX).
+bool ucx_wanted(const std::string &host);
+
 } // namespace pocld

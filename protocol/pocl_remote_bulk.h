@@ -162,6 +162,54 @@ void pocl_remote_lanes_shutdown (pocl_remote_lanes *ln);
    `forever`: no lane attaches again.  */
 void pocl_remote_lanes_close (pocl_remote_lanes *ln, int forever);
 
+/* UCX (pocl_remote_bulk_ucx.c, where POCL_REMOTE_HAVE_UCX): a payload of
+   POCL_REMOTE_UCX_MIN bytes or more goes as UCX messages of
+   POCL_REMOTE_UCX_PIECE bytes between the two ends' UCX workers (RDMA,
+   shared memory, TCP: UCX picks), the others through `inner` (lanes or
+   inline).  The ends swap their workers' addresses and the secrets that tag
+   their messages in UCX_HELLO on the link (pocl_remote_ucx_hello): this end
+   receives over UCX once it has offered (ucx_bulk_offer), and sends over it
+   once the other's offer came (ucx_bulk_accept).  A UCX message that fails
+   or does not come in time makes the transport fall back to `inner` for
+   good: recv reports PARTIAL (nothing of the payload was on the link), and
+   the receiver asks for the bytes again on the link (PEER_ACK).  */
+#define POCL_REMOTE_UCX_MIN (1u << 20)
+#define POCL_REMOTE_UCX_PIECE (4u << 20)
+/* A piece that makes no progress for this long fails the payload.  */
+#define POCL_REMOTE_UCX_TIMEOUT_MS 10000
+struct pocl_remote_ucx;
+struct pocl_remote_ucx_ep;
+typedef struct pocl_remote_ucx_bulk
+{
+  pocl_remote_bulk inner;
+  struct pocl_remote_ucx *engine; /* set by offer */
+  struct pocl_remote_ucx_ep *ep;  /* set by accept (atomic) */
+  uint64_t rx_secret, tx_secret;
+  /* The messages' sequence numbers: sends come in the link's order under
+     the link's send lock, receives on its one reader.  */
+  uint64_t tx_seq, rx_seq;
+  int failed; /* atomic: inner from now on */
+  char *sink; /* a piece's room for a payload nobody wants */
+} pocl_remote_ucx_bulk;
+
+/* A UCX transport over inner, not offered yet (it is inner until then).  */
+void pocl_remote_ucx_bulk_init (pocl_remote_bulk *b, pocl_remote_ucx_bulk *u,
+                                pocl_remote_bulk inner);
+/* This end's UCX_HELLO offer: 0 and the body and the address to send
+   (free *addr with pocl_remote_ucx_bulk_free_address), or -1 (no UCX:
+   decline).  Before anything could come over UCX.  */
+int pocl_remote_ucx_bulk_offer (pocl_remote_ucx_bulk *u,
+                                pocl_remote_ucx_hello *hello, void **addr,
+                                size_t *len);
+void pocl_remote_ucx_bulk_free_address (pocl_remote_ucx_bulk *u, void *addr);
+/* The other end's offer (after this end's own): 0, or -1 (refused: stays
+   on inner).  */
+int pocl_remote_ucx_bulk_accept (pocl_remote_ucx_bulk *u,
+                                 const pocl_remote_ucx_hello *hello,
+                                 const void *addr, size_t len);
+/* Whether payloads leave over UCX now.  */
+int pocl_remote_ucx_bulk_sending (const pocl_remote_ucx_bulk *u);
+
 #ifdef __cplusplus
 }
 #endif

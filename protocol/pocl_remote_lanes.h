@@ -40,6 +40,9 @@
 #define POCL_RMSG_LANES(n) ((uint32_t)(n) << POCL_RMSG_LANES_SHIFT)
 #define POCL_RMSG_TYPE_OF(t) ((t) & ((1u << POCL_RMSG_LANES_SHIFT) - 1))
 #define POCL_RMSG_LANE_COUNT(t) ((t) >> POCL_RMSG_LANES_SHIFT)
+/* The same field, past any lane count: the payload comes over UCX
+   (pocl_remote_bulk_ucx.c), not on the link.  */
+#define POCL_RMSG_UCX POCL_RMSG_LANES (15u)
 
 /* The bytes of an n-byte payload striped over `streams` streams that
    stream k carries.  */

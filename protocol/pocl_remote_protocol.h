@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 13u
+#define POCL_REMOTE_PROTOCOL_VERSION 14u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -184,8 +184,13 @@ typedef enum pocl_remote_msg_type
   /* Receiver to pusher, for a migration of which a PEER_DATA came striped:
      all its bytes are in, or send them again from an offset.  */
   POCL_RMSG_PEER_ACK = 102, /* body: peer_ack */
+  /* Both ways, first thing after a peer link is up: this end's offer of
+     UCX for the link's large payloads (doc/protocol.md, "Transports"):
+     body: ucx_hello; payload: the end's UCX worker address (with
+     POCL_REMOTE_UCX_OFFER), or nothing (it declines).  */
+  POCL_RMSG_UCX_HELLO = 103,
 
-  POCL_RMSG_TYPE_COUNT = 102
+  POCL_RMSG_TYPE_COUNT = 103
 } pocl_remote_msg_type;
 
 typedef struct pocl_remote_hdr
@@ -675,6 +680,21 @@ typedef struct pocl_remote_peer_ack
   uint64_t offset;
 } pocl_remote_peer_ack;
 
+/* UCX_HELLO.  The end that dials a peer link offers UCX when its policy
+   wants it (pocld's --ucx) and sends it right after the HELLO_REPLY; the
+   other end answers with its own offer, or declines.  An end sends
+   payloads over UCX once it has the other's offer: the other's worker
+   address (the payload) and the secret with which the other tags what it
+   receives (pocl_remote_ucx_tag).  */
+#define POCL_REMOTE_UCX_OFFER 1u
+#define POCL_REMOTE_MAX_UCX_ADDRESS 8192u
+typedef struct pocl_remote_ucx_hello
+{
+  uint32_t flags; /* POCL_REMOTE_UCX_OFFER, or 0: declined */
+  uint32_t reserved;
+  uint64_t secret;
+} pocl_remote_ucx_hello;
+
 /* READ_DATA: bytes [offset, offset + payload_size) of the first `total`
    bytes of a READ's data (total < data_size only with a content size).
    The parts come in offset order and cover [0, total); the COMPLETION that
@@ -736,6 +756,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_subscribe) == 16, "subscr");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_migrate) == 64, "migrate");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 32, "pdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_ack) == 16, "pack");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ucx_hello) == 16, "ucx h");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_read_data) == 16, "rdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 48, "compl");
 
@@ -787,6 +808,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_peer_data);
     case POCL_RMSG_PEER_ACK:
       return sizeof (pocl_remote_peer_ack);
+    case POCL_RMSG_UCX_HELLO:
+      return sizeof (pocl_remote_ucx_hello);
     case POCL_RMSG_FINISH:
     case POCL_RMSG_FREE_QUEUE:
     case POCL_RMSG_FREE_BUFFER:

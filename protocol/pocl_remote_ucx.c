@@ -42,7 +42,8 @@ struct pocl_remote_ucx_ep
 {
   pocl_remote_ucx *u;
   ucp_ep_h ep;
-  int failed; /* atomic */
+  int failed;       /* atomic */
+  int *also_failed; /* the caller's flag, set with failed */
 };
 
 static uint64_t
@@ -147,17 +148,21 @@ ep_error (void *arg, ucp_ep_h ep, ucs_status_t status)
   (void)ep;
   pocl_remote_ucx_ep *e = (pocl_remote_ucx_ep *)arg;
   __atomic_store_n (&e->failed, 1, __ATOMIC_RELEASE);
+  if (e->also_failed != NULL)
+    __atomic_store_n (e->also_failed, 1, __ATOMIC_RELEASE);
   log_status ("endpoint failed", status);
 }
 
 pocl_remote_ucx_ep *
-pocl_remote_ucx_connect (pocl_remote_ucx *u, const void *addr, size_t len)
+pocl_remote_ucx_connect (pocl_remote_ucx *u, const void *addr, size_t len,
+                         int *failed)
 {
   (void)len;
   pocl_remote_ucx_ep *e = calloc (1, sizeof (*e));
   if (e == NULL)
     return NULL;
   e->u = u;
+  e->also_failed = failed;
   ucp_ep_params_t p;
   memset (&p, 0, sizeof (p));
   p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS
@@ -211,7 +216,7 @@ idle (uint64_t since, uint64_t *nap)
    length in *info); NULL: ucp_request_check_status.  */
 static ucs_status_t
 wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
-              ucp_tag_recv_info_t *info)
+              ucp_tag_recv_info_t *info, const int *abort)
 {
   if (req == NULL)
     return UCS_OK;
@@ -229,7 +234,8 @@ wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
           nap = 10000;
           continue;
         }
-      if (deadline != 0 && now_ns () >= deadline)
+      if ((deadline != 0 && now_ns () >= deadline)
+          || (abort != NULL && __atomic_load_n (abort, __ATOMIC_ACQUIRE)))
         {
           ucp_request_cancel (u->worker, req);
           while (ucp_request_check_status (req) == UCS_INPROGRESS)
@@ -287,7 +293,8 @@ pocl_remote_ucx_send (pocl_remote_ucx_ep *ep, uint64_t tag, const void *p,
   ucp_request_param_t rp;
   op_params (ep->u, &rp, p, n);
   void *req = ucp_tag_send_nbx (ep->ep, p, n, tag, &rp);
-  ucs_status_t st = wait_request (ep->u, req, deadline_of (timeout_ms), NULL);
+  ucs_status_t st
+      = wait_request (ep->u, req, deadline_of (timeout_ms), NULL, NULL);
   if (st != UCS_OK)
     {
       log_status ("send", st);
@@ -308,7 +315,8 @@ pocl_remote_ucx_recv (pocl_remote_ucx *u, uint64_t tag, void *p, size_t n,
   rp.recv_info.tag_info = &info;
   void *req = ucp_tag_recv_nbx (u->worker, p, n, tag, ~(ucp_tag_t)0, &rp);
   /* A receive completed at once has its length in info already.  */
-  ucs_status_t st = wait_request (u, req, deadline_of (timeout_ms), &info);
+  ucs_status_t st
+      = wait_request (u, req, deadline_of (timeout_ms), &info, NULL);
   if (st != UCS_OK)
     {
       log_status ("receive", st);
@@ -333,7 +341,7 @@ end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
       rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
       wait_request (u, ucp_ep_close_nbx (ep->ep, &rp), deadline_of (1000),
-                    NULL);
+                    NULL, NULL);
       ep->ep = NULL;
     }
   for (uint64_t k = first; k < last; ++k)
@@ -354,6 +362,7 @@ end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
 static int
 move_pieces (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, uint64_t secret,
              uint64_t seq, char *p, uint64_t n, uint64_t piece, int timeout_ms,
+             const int *abort,
              void (*grown) (void *arg, uint64_t from, uint64_t to), void *arg,
              uint64_t *arrived)
 {
@@ -385,7 +394,8 @@ move_pieces (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, uint64_t secret,
       ucp_tag_recv_info_t info;
       ucs_status_t st = wait_request (
           u, req, deadline_of (timeout_ms),
-          ep == NULL && req != NULL && !UCS_PTR_IS_ERR (req) ? &info : NULL);
+          ep == NULL && req != NULL && !UCS_PTR_IS_ERR (req) ? &info : NULL,
+          abort);
       uint64_t off = done * piece, len = n - off < piece ? n - off : piece;
       if (st == UCS_OK && ep == NULL && req != NULL && info.length != len)
         st = UCS_ERR_MESSAGE_TRUNCATED;
@@ -406,25 +416,25 @@ move_pieces (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, uint64_t secret,
 int
 pocl_remote_ucx_send_pieces (pocl_remote_ucx_ep *ep, uint64_t secret,
                              uint64_t seq, const void *p, uint64_t n,
-                             uint64_t piece, int timeout_ms)
+                             uint64_t piece, int timeout_ms, const int *abort)
 {
   uint64_t arrived;
   if (pocl_remote_ucx_ep_failed (ep))
     return -1;
   return move_pieces (ep->u, ep, secret, seq, (char *)p, n, piece, timeout_ms,
-                      NULL, NULL, &arrived);
+                      abort, NULL, NULL, &arrived);
 }
 
 int
 pocl_remote_ucx_recv_pieces (pocl_remote_ucx *u, uint64_t secret, uint64_t seq,
                              void *p, uint64_t n, uint64_t piece,
-                             int timeout_ms,
+                             int timeout_ms, const int *abort,
                              void (*grown) (void *arg, uint64_t from,
                                             uint64_t to),
                              void *arg, uint64_t *arrived)
 {
   return move_pieces (u, NULL, secret, seq, (char *)p, n, piece, timeout_ms,
-                      grown, arg, arrived);
+                      abort, grown, arg, arrived);
 }
 
 int
@@ -482,6 +492,6 @@ pocl_remote_ucx_disconnect (pocl_remote_ucx_ep *ep)
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
   void *req = ucp_ep_close_nbx (ep->ep, &rp);
-  wait_request (ep->u, req, deadline_of (1000), NULL);
+  wait_request (ep->u, req, deadline_of (1000), NULL, NULL);
   free (ep);
 }

@@ -177,7 +177,13 @@ if(ENABLE_HOST_CPU_DEVICES)
   #    cut: the same with random cuts of the client's connections to one server.
   #    nvidia: two servers on the paths they take over NVIDIA's OpenCL.
   #    lanes: two with peer lanes forced on, and migrations up to 64 MiB.
-  foreach(mode two three mixed cut nvidia lanes)
+  set(multi_server_modes two three mixed cut nvidia lanes)
+  # UCX between the servers (pocld built with it): forced on over its TCP and
+  # its shared memory, cut mid-payload, and declined by one end.
+  if(UCX_FOUND)
+    list(APPEND multi_server_modes ucx ucx_shm ucx_cut ucx_declined)
+  endif()
+  foreach(mode ${multi_server_modes})
     add_test(NAME remote/multi_server_${mode}
       COMMAND "${REMOTE_TESTS_DIR}/test_multi_server.sh"
               "${FIXTURE}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"

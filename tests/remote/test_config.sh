@@ -45,6 +45,7 @@ good() { # OPTION METAVAR: a valid value
     tls-cert:F | tls-ca:F) echo "$work/tls.pem" ;;
     tls-key:F) echo "$work/tls.key" ;;
     trace:PREFIX) echo "$work/trace" ;;
+    ucx:MODE) echo on ;;
     *) fail "no sample value for --$1 $2: add one to test_config.sh" ;;
   esac
 }
@@ -52,6 +53,7 @@ bad() { # METAVAR: a value that must be refused ("" when every value is valid)
   case "$1" in
     P | Q | N | C | S) echo 0x10 ;;
     L) echo loud ;;
+    MODE) echo sometimes ;;
     A | F) echo '' ;;
     *) echo '-' ;;
   esac

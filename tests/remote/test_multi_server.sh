@@ -20,6 +20,17 @@
 #             must show the lanes up and PEER_DATA striped over them.  The
 #             peer link to the second server goes through $FAULT_PROXY (when
 #             set), which cuts its lanes while the 64 MiB buffer moves.
+#      ucx:   two servers with --ucx on (UCX_TLS=tcp) and the 1-64 MiB
+#             migrations: their logs must show the peer link's large
+#             payloads over UCX;
+#      ucx_shm: the same over UCX's shared memory (UCX_TLS=sm,self);
+#      ucx_cut: the same as ucx, UCX's own TCP connections destroyed (ss -K,
+#             tests/remote/ucx_cut.py) while the 64 MiB buffer moves: the
+#             rest comes over the peer link, neither lost nor doubled;
+#      ucx_declined: the first server --ucx on, the second --ucx off: no
+#             payload over UCX, all over the link;
+#      ucx_refused: both --ucx on, and no payload over UCX all the same (for
+#             test_tls.sh: TLS without --tls-allow-ucx).
 # Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
 # POCL_DEVICES and POCL_REMOTE<i>_PARAMETERS naming every device, then the example
 # MATMUL (examples/remote/matmul, checked against the CPU) over the same devices, and
@@ -55,6 +66,11 @@ case $mode in
   lanes) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
          export POCLD_PEER_LANES=3 POCL_REMOTE_LANES=2 POCLD_LOG_LEVEL=debug
          export MULTI_SERVER_LARGE=1 ;;
+  ucx*) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
+        extra=("--ucx on" "--ucx on")
+        [[ $mode == ucx_declined ]] && extra=("--ucx on" "--ucx off")
+        export UCX_TLS=tcp POCLD_LOG_LEVEL=debug MULTI_SERVER_LARGE=1
+        [[ $mode == ucx_shm ]] && export UCX_TLS=sm,self ;;
   *) echo "$name: FAIL: unknown mode $mode"; exit 2 ;;
 esac
 
@@ -63,7 +79,10 @@ for i in "${!served[@]}"; do
   # Recorded before the start, in this shell, so that cleanup stops it.
   state=$work/$name-$i.state
   states+=("$state")
-  if ! POCLD_SERVED_DEVICES=${served[$i]} "$fixture" start "$state" "$pocld" "$build" >&2; then
+  # The mode's arguments after the caller's (test_auth.sh's keys, ...).
+  if ! POCLD_SERVED_DEVICES=${served[$i]} \
+      POCLD_EXTRA_ARGS="${POCLD_EXTRA_ARGS:-} ${extra[$i]:-}" \
+      "$fixture" start "$state" "$pocld" "$build" >&2; then
     echo "$name: FAIL: server $i did not start"
     exit 1
   fi
@@ -93,6 +112,21 @@ if [[ -n $lane_cut ]]; then
   pport=$(sed -n 's/^PROXY_PORT=//p' "$pfile")
   [[ -n $pport ]] || { echo "$name: FAIL: the proxy did not start"; exit 1; }
   export "POCL_REMOTE1_PARAMETERS=127.0.0.1:${ports[1]}/0#127.0.0.1:$pport"
+  export MULTI_SERVER_LANE_CUT=$pctl
+fi
+if [[ $mode == ucx_cut ]]; then
+  # Answers the client's "cut lanes" by destroying UCX's connections.
+  pctl=$work/$name.ucxcut.ctl plog=$work/$name.ucxcut.log
+  rm -f "$pctl"
+  listeners=$(for s in "${states[@]}"; do sed -n 's/^POCLD_PID=//p' "$s"; done | paste -sd,)
+  pocld_ports=$(for p in "${ports[@]}"; do echo "$p,$((p + 1)),$((p + 2))"; done | paste -sd,)
+  python3 "$(dirname "$0")/ucx_cut.py" "$pctl" "$listeners" "$pocld_ports" >"$plog" 2>&1 &
+  proxy_pid=$!
+  for _ in $(seq 1 100); do
+    [[ -S $pctl ]] && break
+    sleep 0.1
+  done
+  [[ -S $pctl ]] || { echo "$name: FAIL: ucx_cut.py did not start"; exit 1; }
   export MULTI_SERVER_LANE_CUT=$pctl
 fi
 if [[ $mode == cut ]]; then
@@ -145,6 +179,35 @@ if [[ $mode == lanes && $rc == 0 ]]; then
   fi
   grep -h "a lane failed\|sent again" "${logs[@]}" | sed "s/^/$name: /"
   [[ $rc != 0 && -n $lane_cut ]] && tail -n 20 "$plog"
+  ((rc == 0)) || exit 1
+fi
+if [[ $mode == ucx* && $rc == 0 ]]; then
+  logs=()
+  for s in "${states[@]}"; do logs+=("${s%.state}.log"); done
+  over=$(cat "${logs[@]}" | grep -c "bytes for [0-9]* over UCX")
+  if [[ $mode == ucx_declined || $mode == ucx_refused ]]; then
+    if ((over > 0)) || grep -q "large payloads over UCX" "${logs[@]}"; then
+      echo "$name: FAIL: a payload went over UCX that one end declined"
+      rc=1
+    fi
+  else
+    for s in "${logs[@]}"; do
+      if ! grep -q "large payloads over UCX" "$s"; then
+        echo "$name: FAIL: $s shows no peer link over UCX"
+        rc=1
+      fi
+    done
+    ((over > 0)) || { echo "$name: FAIL: no PEER_DATA went over UCX"; rc=1; }
+    echo "$name: $over PEER_DATA over UCX ($UCX_TLS)"
+  fi
+  if [[ $mode == ucx_cut ]]; then
+    grep -q "ucx_cut: cut [1-9]" "$plog" || { echo "$name: FAIL: no UCX connection cut"; rc=1; }
+    if ! grep -q "UCX failed under migration" "${logs[@]}"; then
+      echo "$name: FAIL: no migration saw UCX fail"
+      rc=1
+    fi
+    grep -h "UCX failed\|sent again" "${logs[@]}" | sed "s/^/$name: /"
+  fi
   ((rc == 0)) || exit 1
 fi
 if [[ $mode == nvidia && $rc == 0 ]]; then

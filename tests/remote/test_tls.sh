@@ -11,7 +11,8 @@
 #    it; the next TLS client is served.
 # 2. A TLS client refuses a pocld without TLS, which logs why.
 # 3. Two pocld with TLS as peers (test_multi_server.sh lanes): the peer links and their
-#    lanes use TLS.
+#    lanes use TLS.  Where pocld has UCX: with --ucx on, TLS peers decline it, and use
+#    it with --tls-allow-ucx.
 # 4. A TLS client whose connections fault_proxy cuts three times resumes its session over
 #    TLS each time (test_connection_cut: every word and the counter exact).
 # PASS/FAIL line on stdout; exit 0 only on PASS. Asserts outcomes, never timings.
@@ -155,6 +156,17 @@ if grep -Eqs "$bad" "$work/multi"/*.log; then
   fail "a peer link was refused: $(grep -Ehs "$bad" "$work/multi"/*.log | head -n 2)"
 fi
 echo "$name: two servers with TLS link as peers"
+# UCX's bytes are not encrypted: TLS peers decline it, unless --tls-allow-ucx.
+if ldd "$pocld" | grep -q libucp; then
+  for allow in "" --tls-allow-ucx; do
+    mode=ucx_refused
+    [[ -n $allow ]] && mode=ucx
+    POCLD_EXTRA_ARGS="$tls_args $allow" POCL_REMOTE_TLS=1 POCL_REMOTE_TLS_CA="$work/test-ca.pem" \
+      "$multi_sh" "$fixture" "$pocld" "$build" "$multi_client" "$work/multi-$mode" "$mode" \
+      >"$work/multi-$mode.out" 2>&1 || fail "multi_server $mode with TLS: $(tail -n 5 "$work/multi-$mode.out")"
+  done
+  echo "$name: TLS peers decline UCX, and use it with --tls-allow-ucx"
+fi
 
 # 4. Resume over TLS: fault_proxy in front of the TLS pocld cuts every connection on
 #    command (its control socket), three times once the session is busy.

@@ -94,7 +94,7 @@ main (void)
       || io_all (fd, their, their_len, 0))
     return fail ("exchanging the worker addresses");
   pocl_remote_ucx_free_address (u, addr);
-  pocl_remote_ucx_ep *ep = pocl_remote_ucx_connect (u, their, their_len);
+  pocl_remote_ucx_ep *ep = pocl_remote_ucx_connect (u, their, their_len, NULL);
   if (ep == NULL)
     return fail ("no endpoint");
 
@@ -143,7 +143,7 @@ main (void)
         for (i = 0; i < n; ++i)
           buf[i] = pattern (i, 99);
         if (pocl_remote_ucx_send_pieces (ep, SECRET, seq, buf, n, 1u << 20,
-                                         20000)
+                                         20000, NULL)
                 != 0
             || io_all (fd, &ack, 1, 0) || ack != 'y')
           return fail ("a payload in pieces did not arrive whole");
@@ -153,7 +153,8 @@ main (void)
         memset (buf, 0, n);
         grown_calls = 0;
         int r = pocl_remote_ucx_recv_pieces (u, SECRET, seq, buf, n, 1u << 20,
-                                             20000, grown_cb, NULL, &arrived);
+                                             20000, NULL, grown_cb, NULL,
+                                             &arrived);
         for (i = 0; r == 0 && i < n; ++i)
           if (buf[i] != pattern (i, 99))
             break;

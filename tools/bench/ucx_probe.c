@@ -92,7 +92,7 @@ main (int argc, char **argv)
       || (their = malloc (their_len)) == NULL
       || io_all (fd, their, their_len, 0))
     return 1;
-  pocl_remote_ucx_ep *ep = pocl_remote_ucx_connect (u, their, their_len);
+  pocl_remote_ucx_ep *ep = pocl_remote_ucx_connect (u, their, their_len, NULL);
   char *buf = malloc (sizes[count - 1]);
   if (ep == NULL || buf == NULL)
     return 1;
