@@ -140,7 +140,7 @@ void serve_inside(Session *s, int fd, uint32_t role, const std::string &peer)
   if (bad != nullptr)
     return refuse(c, s->sid(), peer.c_str(), bad, answer);
   if (role == POCL_REMOTE_ROLE_PEER) {
-    if (!s->attach_peer(c, msg.hello.peer_index, peer))
+    if (!s->attach_peer(c, msg.hello.peer_index))
       refuse(c, s->sid(), peer.c_str(),
              "peer index or lane taken, or a lane of no link", true);
     return;
@@ -194,7 +194,7 @@ void control_loop(Session *s, int ctl)
       continue;
     }
     if (m.role == POCL_REMOTE_ROLE_PEER) {
-      if (!s->attach_peer(fd, m.peer_index, m.peer))
+      if (!s->attach_peer(fd, m.peer_index))
         refuse(fd, s->sid(), m.peer,
                "peer index or lane taken, or a lane of no link", true);
       continue;

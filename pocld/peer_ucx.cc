@@ -30,15 +30,18 @@ bool rdma_here()
 
 } // namespace
 
-bool ucx_wanted(const std::string &host)
+// auto: only where UCX beats the link and its lanes between hosts.  On one
+// host its shared memory does too (doc/benchmarks.md, "Transports"), but
+// only endpoints without failure reports reach it, and those take the
+// whole session down when a transport fails under them: an operator's
+// choice (--ucx on, UCX_TLS=sm,self; doc/operating.md), not a default.
+bool ucx_wanted()
 {
 #ifdef POCL_REMOTE_HAVE_UCX
   if (ucx_mode == UcxMode::Off || (tls_on() && !tls_allow_ucx))
     return false;
-  (void)host;
   return ucx_mode == UcxMode::On || rdma_here();
 #else
-  (void)host;
   return false;
 #endif
 }
@@ -58,7 +61,7 @@ void Session::send_ucx_hello(uint32_t index)
     l.ucx_answered = true;
   }
 #ifdef POCL_REMOTE_HAVE_UCX
-  if (ucx_wanted(l.host) && pocl_remote_ucx_bulk_offer(&l.ucx, &h, &addr, &len))
+  if (ucx_wanted() && pocl_remote_ucx_bulk_offer(&l.ucx, &h, &addr, &len))
     LOG_WARN(sid_, "peer %u: UCX wanted but unavailable: its payloads stay on "
                    "the link",
              index);

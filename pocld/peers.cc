@@ -141,7 +141,7 @@ bool Session::connect_peer(const Decoded &d)
   std::string why;
   if (!peer_dial(host, uint16_t(c.port), c.session_id, c.self_index, conn,
                  why) ||
-      !start_peer(conn, c.peer_index, host)) {
+      !start_peer(conn, c.peer_index)) {
     if (conn.up()) {
       pocl_remote_link_close(&conn);
       why = "link taken";
@@ -155,7 +155,7 @@ bool Session::connect_peer(const Decoded &d)
            c.port);
   reply(d.hdr.id, CL_SUCCESS);
   // The dialing end offers UCX first (peer_ucx.cc); the other answers.
-  if (ucx_wanted(host))
+  if (ucx_wanted())
     send_ucx_hello(c.peer_index);
   start_peer_lanes(host, uint16_t(c.port), c.session_id, c.self_index,
                    c.peer_index);
@@ -163,8 +163,7 @@ bool Session::connect_peer(const Decoded &d)
 }
 
 // A peer connected to us (the listener checked its HELLO).
-bool Session::attach_peer(Conn c, uint32_t hello_index,
-                          const std::string &from)
+bool Session::attach_peer(Conn c, uint32_t hello_index)
 {
   const uint32_t index = POCL_REMOTE_PEER_INDEX_OF(hello_index);
   const uint32_t lane = POCL_REMOTE_PEER_LANE_OF(hello_index);
@@ -175,15 +174,10 @@ bool Session::attach_peer(Conn c, uint32_t hello_index,
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
                         static_cast<uint32_t>(devs_.devices.size())))
     return false;
-  // "host:port" or "[v6]:port" as the listener names it: the host for the
-  // UCX policy.
-  std::string host = from.substr(0, from.rfind(':'));
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return start_peer(c, index, host);
+  return start_peer(c, index);
 }
 
-bool Session::start_peer(Conn c, uint32_t index, const std::string &host)
+bool Session::start_peer(Conn c, uint32_t index)
 {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -197,7 +191,6 @@ bool Session::start_peer(Conn c, uint32_t index, const std::string &host)
     if (l.link.up())
       retired_links_.push_back(take(l.link));
     pocl_remote_link_set(&l.link, &c);
-    l.host = host;
     l.broken = false;
     l.up = true;
     ++peers_running_;

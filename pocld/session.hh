@@ -312,10 +312,9 @@ struct PeerLink {
   pocl_remote_lanes lanes;
   pocl_remote_bulk bulk;
   // UCX (where built in): the bulk transport above the lanes once both
-  // ends offered it in UCX_HELLO; `host`: the peer's address (policy);
+  // ends offered it in UCX_HELLO;
   // `ucx_answered`: this end sent its UCX_HELLO.
   pocl_remote_ucx_bulk ucx;
-  std::string host;
   bool ucx_answered = false;
   // The link is up (its reader runs): lanes may attach.
   std::atomic<bool> up{false};
@@ -378,7 +377,7 @@ public:
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader, or one of its lanes (POCL_REMOTE_PEER_HELLO_INDEX); false if
   // the index or lane is taken or the session is closing.
-  bool attach_peer(Conn c, uint32_t hello_index, const std::string &from);
+  bool attach_peer(Conn c, uint32_t hello_index);
   // Wakes both readers and the peer readers (server stop, teardown).
   void shutdown_sockets();
 
@@ -561,7 +560,7 @@ private:
 
   // peers.cc: the peer mesh.
   bool connect_peer(const Decoded &d);
-  bool start_peer(Conn c, uint32_t index, const std::string &host);
+  bool start_peer(Conn c, uint32_t index);
   bool peer_connected(uint32_t index);
   void run_peer(uint32_t index);
   // Completes the slot's user event with `status` and releases the slot.

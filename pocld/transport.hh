@@ -78,8 +78,8 @@ inline UcxMode ucx_mode = UcxMode::Auto;
 // --tls-allow-ucx: TLS sessions decline UCX otherwise (its bytes are not
 // encrypted).
 inline bool tls_allow_ucx = false;
-// Whether this end offers UCX to a peer at `host` (false where pocld was
-// built without UCX).
-bool ucx_wanted(const std::string &host);
+// Whether this end offers UCX to its peers (false where pocld was built
+// without UCX).
+bool ucx_wanted();
 
 } // namespace pocld

@@ -13,8 +13,9 @@
 #             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
 #             migrations between the servers are under way: the client resumes its
 #             session every time and every check must hold; at least 10 cuts.
-#      lanes: two servers with 3 peer lanes (POCLD_PEER_LANES) and the client
-#             with 2 lanes, forced on whatever the CPU count: also buffers of
+#      lanes: two servers with 3 peer lanes (POCLD_PEER_LANES), --ucx off (an
+#             RDMA host's auto would take UCX), and the client with 2 lanes, forced on
+#             whatever the CPU count: also buffers of
 #             1 to 64 MiB migrated there and back bit for bit and content
 #             sizes in striped pushes (MULTI_SERVER_LARGE); the servers' logs
 #             must show the lanes up and PEER_DATA striped over them.  The
@@ -65,7 +66,8 @@ case $mode in
   mixed) served=("pthread"); devices="remote pthread"; params=("0/0") ;;
   lanes) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
          export POCLD_PEER_LANES=3 POCL_REMOTE_LANES=2 POCLD_LOG_LEVEL=debug
-         export MULTI_SERVER_LARGE=1 ;;
+         export MULTI_SERVER_LARGE=1
+         extra=("--ucx off" "--ucx off") ;;
   ucx*) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
         extra=("--ucx on" "--ucx on")
         [[ $mode == ucx_declined ]] && extra=("--ucx on" "--ucx off")

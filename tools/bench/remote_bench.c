@@ -16,7 +16,10 @@
    reconnects, resumes the session and replays the kernel.
 
    remote_bench ITERATIONS --row LABEL: one line for
-   tools/bench_security.sh (see row).  */
+   tools/bench_security.sh (see row).
+
+   remote_bench ITERATIONS --migrations LABEL: the migration sweep alone,
+   4 B to 1 GiB, for tools/bench_transports.sh (see migrations).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -423,6 +426,49 @@ row (dev *remote, int iters, const char *label)
   return 0;
 }
 
+/* One line per size, labelled `label`: the median migration between the
+   two servers, its GB/s, and the client's own blocking write of the same
+   size to the first server with the migration's share of it; the 4-byte
+   row also against the remote no-op and the loopback round trip measured
+   here.  */
+static int
+migrations (dev *remote, dev *peer, int iters, const char *label)
+{
+  static const size_t sizes[]
+      = { 4, 4096, 64 << 10, 1 << 20, 16 << 20, 64 << 20, 256u << 20,
+          1u << 30 };
+  size_t i;
+  if (peer->id == NULL)
+    {
+      fprintf (stderr, "--migrations needs remote devices of two servers\n");
+      return 1;
+    }
+  setup (remote);
+  stats rtt = loopback_rtt (iters);
+  stats rn = noop_latency (remote, iters);
+  for (i = 0; i < sizeof (sizes) / sizeof (sizes[0]); ++i)
+    {
+      size_t sz = sizes[i];
+      int n = sz >= (256u << 20) ? 3
+              : sz >= (1u << 20) ? 10
+              : iters / 4 > 20   ? iters / 4
+                                 : 20;
+      double us = migration (remote->id, peer->id, sz, n).median;
+      if (sz < (1u << 20))
+        {
+          printf ("%-9s %10zu %10.1f us %6.2fx no-op %6.2fx round trip\n",
+                  label, sz, us, us / rn.median, us / rtt.median);
+          continue;
+        }
+      double w, r;
+      bandwidth (remote, sz, sz >= (256u << 20) ? 3 : 5, &w, &r);
+      printf ("%-9s %10zu %10.1f us %6.2f GB/s, client write %6.2f GB/s: "
+              "%3.0f%%\n",
+              label, sz, us, sz / us / 1e3, w, 100 * sz / us / 1e3 / w);
+    }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -434,6 +480,8 @@ main (int argc, char **argv)
     return 1;
   if (argc > 3 && strcmp (argv[2], "--row") == 0)
     return row (&remote, iters, argv[3]);
+  if (argc > 3 && strcmp (argv[2], "--migrations") == 0)
+    return migrations (&remote, &peer, iters, argv[3]);
   setup (&remote);
   setup (&local);
 
