@@ -7,6 +7,7 @@
 #include "server.hh"
 #include "tls.hh"
 #include "trace.hh"
+#include "transport.hh"
 #include "wire.hh"
 
 #include <csignal>
@@ -124,6 +125,7 @@ int main(int argc, char **argv)
   // No OpenCL in this process: see doc/pocld.md, "Processes".
   pocld::Server server(static_cast<unsigned>(set.max_sessions));
   long ndev = server.discover_devices();
+  pocld::ucx_load();
   long peer_port = set.peer_port != 0 ? set.peer_port
                                       : set.port + POCL_REMOTE_PEER_PORT_OFFSET;
   if (!server.listen(set.address, static_cast<uint16_t>(set.port),

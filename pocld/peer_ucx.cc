@@ -3,6 +3,7 @@
 // link is up.  The payloads themselves go through the link's bulk
 // transport (protocol/pocl_remote_bulk_ucx.c), above its lanes.
 #include "log.hh"
+#include "pocl_remote_ucx.h"
 #include "session.hh"
 #include "tls.hh"
 
@@ -43,6 +44,15 @@ bool ucx_wanted()
   return ucx_mode == UcxMode::On || rdma_here();
 #else
   return false;
+#endif
+}
+
+void ucx_load()
+{
+#ifdef POCL_REMOTE_HAVE_UCX
+  if (ucx_wanted() &&
+      pocl_remote_ucx_load([](const char *m) { LOG_WARN("-", "%s", m); }) != 0)
+    LOG_WARN("-", "UCX is not loaded: peer links decline it");
 #endif
 }
 

@@ -81,5 +81,8 @@ inline bool tls_allow_ucx = false;
 // Whether this end offers UCX to its peers (false where pocld was built
 // without UCX).
 bool ucx_wanted();
+// Loads UCX where ucx_wanted(), before sessions are forked; UCX is never
+// loaded otherwise (protocol/pocl_remote_ucx.c says why).
+void ucx_load();
 
 } // namespace pocld

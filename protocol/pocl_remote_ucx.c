@@ -2,8 +2,10 @@
 
 #include "pocl_remote_ucx.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,25 +58,135 @@ now_ns (void)
 
 static pocl_remote_ucx *g_engine;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
 static void (*g_log) (const char *);
 
+/* UCX is loaded when first wanted, not linked: as it loads, its libucm
+   patches glibc's mmap, munmap, madvise and brk in the whole process (to
+   keep its registration cache right) and libucs installs crash handlers.
+   A pocld that never uses UCX (--ucx off, no RDMA device) carries
+   neither, and needs no UCX installed.  */
+static struct
+{
+  __typeof__ (ucs_status_string) *status_string;
+  __typeof__ (ucp_config_read) *config_read;
+  __typeof__ (ucp_config_release) *config_release;
+  __typeof__ (ucp_init_version) *init_version;
+  __typeof__ (ucp_cleanup) *cleanup;
+  __typeof__ (ucp_worker_create) *worker_create;
+  __typeof__ (ucp_worker_destroy) *worker_destroy;
+  __typeof__ (ucp_worker_get_address) *worker_get_address;
+  __typeof__ (ucp_worker_release_address) *worker_release_address;
+  __typeof__ (ucp_worker_progress) *worker_progress;
+  __typeof__ (ucp_ep_create) *ep_create;
+  __typeof__ (ucp_ep_close_nbx) *ep_close_nbx;
+  __typeof__ (ucp_tag_send_nbx) *tag_send_nbx;
+  __typeof__ (ucp_tag_recv_nbx) *tag_recv_nbx;
+  __typeof__ (ucp_tag_recv_request_test) *tag_recv_request_test;
+  __typeof__ (ucp_request_check_status) *request_check_status;
+  __typeof__ (ucp_request_cancel) *request_cancel;
+  __typeof__ (ucp_request_free) *request_free;
+  __typeof__ (ucp_mem_map) *mem_map;
+  __typeof__ (ucp_mem_unmap) *mem_unmap;
+} lib;
+static int g_loaded;
+
+#define UCX_SYMBOL(field, name)                                               \
+  {                                                                           \
+    name, offsetof (__typeof__ (lib), field)                                  \
+  }
+static const struct
+{
+  const char *name;
+  size_t offset;
+} lib_symbols[] = {
+  UCX_SYMBOL (status_string, "ucs_status_string"),
+  UCX_SYMBOL (config_read, "ucp_config_read"),
+  UCX_SYMBOL (config_release, "ucp_config_release"),
+  UCX_SYMBOL (init_version, "ucp_init_version"),
+  UCX_SYMBOL (cleanup, "ucp_cleanup"),
+  UCX_SYMBOL (worker_create, "ucp_worker_create"),
+  UCX_SYMBOL (worker_destroy, "ucp_worker_destroy"),
+  UCX_SYMBOL (worker_get_address, "ucp_worker_get_address"),
+  UCX_SYMBOL (worker_release_address, "ucp_worker_release_address"),
+  UCX_SYMBOL (worker_progress, "ucp_worker_progress"),
+  UCX_SYMBOL (ep_create, "ucp_ep_create"),
+  UCX_SYMBOL (ep_close_nbx, "ucp_ep_close_nbx"),
+  UCX_SYMBOL (tag_send_nbx, "ucp_tag_send_nbx"),
+  UCX_SYMBOL (tag_recv_nbx, "ucp_tag_recv_nbx"),
+  UCX_SYMBOL (tag_recv_request_test, "ucp_tag_recv_request_test"),
+  UCX_SYMBOL (request_check_status, "ucp_request_check_status"),
+  UCX_SYMBOL (request_cancel, "ucp_request_cancel"),
+  UCX_SYMBOL (request_free, "ucp_request_free"),
+  UCX_SYMBOL (mem_map, "ucp_mem_map"),
+  UCX_SYMBOL (mem_unmap, "ucp_mem_unmap"),
+};
+
 static void
-log_status (const char *what, ucs_status_t st)
+log_text (const char *what, const char *why)
 {
   char msg[256];
-  snprintf (msg, sizeof (msg), "UCX: %s: %s", what, ucs_status_string (st));
+  snprintf (msg, sizeof (msg), "UCX: %s: %s", what, why);
   if (g_log != NULL)
     g_log (msg);
 }
 
 static void
+load_library (void)
+{
+  /* libucs reads this as it loads.  Its default catches SIGSEGV, SIGBUS
+     and the like to print a backtrace with malloc and dladdr, in the
+     crashing process: a crash inside malloc (a vendor library's heap
+     overrun) would then hang a session that should die.  An operator may
+     still ask for it.  */
+  setenv ("UCX_HANDLE_ERRORS", "none", 0);
+  /* The soname of the UCX 1.x ABI (Debian's libucx0); libucs, which
+     defines ucs_status_string, is among its dependencies.  */
+  void *h = dlopen ("libucp.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL)
+    {
+      log_text ("loading libucp.so.0", dlerror ());
+      return;
+    }
+  for (size_t i = 0; i < sizeof (lib_symbols) / sizeof (lib_symbols[0]); ++i)
+    {
+      void *f = dlsym (h, lib_symbols[i].name);
+      if (f == NULL)
+        {
+          log_text (lib_symbols[i].name, "not in libucp.so.0");
+          memset (&lib, 0, sizeof (lib));
+          return;
+        }
+      memcpy ((char *)&lib + lib_symbols[i].offset, &f, sizeof (f));
+    }
+  g_loaded = 1;
+}
+
+int
+pocl_remote_ucx_load (void (*log) (const char *msg))
+{
+  if (log != NULL)
+    g_log = log;
+  pthread_once (&g_load_once, load_library);
+  return g_loaded ? 0 : -1;
+}
+
+static void
+log_status (const char *what, ucs_status_t st)
+{
+  log_text (what, lib.status_string (st));
+}
+
+static void
 make_engine (void)
 {
+  if (pocl_remote_ucx_load (NULL) != 0)
+    return;
   pocl_remote_ucx *u = calloc (1, sizeof (*u));
   if (u == NULL)
     return;
   ucp_config_t *config = NULL;
-  ucs_status_t st = ucp_config_read (NULL, NULL, &config);
+  ucs_status_t st = lib.config_read (NULL, NULL, &config);
   if (st != UCS_OK)
     {
       log_status ("reading the configuration", st);
@@ -86,8 +198,9 @@ make_engine (void)
   p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   p.features = UCP_FEATURE_TAG;
   p.mt_workers_shared = 1;
-  st = ucp_init (&p, config, &u->context);
-  ucp_config_release (config);
+  st = lib.init_version (UCP_API_MAJOR, UCP_API_MINOR, &p, config,
+                          &u->context);
+  lib.config_release (config);
   if (st != UCS_OK)
     {
       log_status ("init", st);
@@ -98,13 +211,13 @@ make_engine (void)
   memset (&wp, 0, sizeof (wp));
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wp.thread_mode = UCS_THREAD_MODE_MULTI;
-  st = ucp_worker_create (u->context, &wp, &u->worker);
+  st = lib.worker_create (u->context, &wp, &u->worker);
   if (st != UCS_OK)
     {
       log_status ("worker", st);
       if (u->worker != NULL)
-        ucp_worker_destroy (u->worker);
-      ucp_cleanup (u->context);
+        lib.worker_destroy (u->worker);
+      lib.cleanup (u->context);
       free (u);
       return;
     }
@@ -125,7 +238,7 @@ pocl_remote_ucx_address (pocl_remote_ucx *u, void **addr, size_t *len)
 {
   ucp_address_t *a = NULL;
   size_t n = 0;
-  ucs_status_t st = ucp_worker_get_address (u->worker, &a, &n);
+  ucs_status_t st = lib.worker_get_address (u->worker, &a, &n);
   if (st != UCS_OK)
     {
       log_status ("worker address", st);
@@ -139,7 +252,7 @@ pocl_remote_ucx_address (pocl_remote_ucx *u, void **addr, size_t *len)
 void
 pocl_remote_ucx_free_address (pocl_remote_ucx *u, void *addr)
 {
-  ucp_worker_release_address (u->worker, (ucp_address_t *)addr);
+  lib.worker_release_address (u->worker, (ucp_address_t *)addr);
 }
 
 static void
@@ -176,11 +289,11 @@ pocl_remote_ucx_connect (pocl_remote_ucx *u, const void *addr, size_t len,
   p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   p.err_handler.cb = ep_error;
   p.err_handler.arg = e;
-  ucs_status_t st = ucp_ep_create (u->worker, &p, &e->ep);
+  ucs_status_t st = lib.ep_create (u->worker, &p, &e->ep);
   if (st == UCS_ERR_UNREACHABLE)
     {
       p.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-      st = ucp_ep_create (u->worker, &p, &e->ep);
+      st = lib.ep_create (u->worker, &p, &e->ep);
     }
   if (st != UCS_OK)
     {
@@ -224,11 +337,11 @@ wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
     return UCS_PTR_STATUS (req);
   uint64_t start = now_ns (), nap = 10000;
   ucs_status_t st;
-  while ((st = info ? ucp_tag_recv_request_test (req, info)
-                    : ucp_request_check_status (req))
+  while ((st = info ? lib.tag_recv_request_test (req, info)
+                    : lib.request_check_status (req))
          == UCS_INPROGRESS)
     {
-      if (ucp_worker_progress (u->worker) != 0)
+      if (lib.worker_progress (u->worker) != 0)
         {
           start = now_ns ();
           nap = 10000;
@@ -237,15 +350,15 @@ wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
       if ((deadline != 0 && now_ns () >= deadline)
           || (abort != NULL && __atomic_load_n (abort, __ATOMIC_ACQUIRE)))
         {
-          ucp_request_cancel (u->worker, req);
-          while (ucp_request_check_status (req) == UCS_INPROGRESS)
-            ucp_worker_progress (u->worker);
-          ucp_request_free (req);
+          lib.request_cancel (u->worker, req);
+          while (lib.request_check_status (req) == UCS_INPROGRESS)
+            lib.worker_progress (u->worker);
+          lib.request_free (req);
           return UCS_ERR_TIMED_OUT;
         }
       idle (start, &nap);
     }
-  ucp_request_free (req);
+  lib.request_free (req);
   return st;
 }
 
@@ -292,7 +405,7 @@ pocl_remote_ucx_send (pocl_remote_ucx_ep *ep, uint64_t tag, const void *p,
     return -1;
   ucp_request_param_t rp;
   op_params (ep->u, &rp, p, n);
-  void *req = ucp_tag_send_nbx (ep->ep, p, n, tag, &rp);
+  void *req = lib.tag_send_nbx (ep->ep, p, n, tag, &rp);
   ucs_status_t st
       = wait_request (ep->u, req, deadline_of (timeout_ms), NULL, NULL);
   if (st != UCS_OK)
@@ -313,7 +426,7 @@ pocl_remote_ucx_recv (pocl_remote_ucx *u, uint64_t tag, void *p, size_t n,
   op_params (u, &rp, p, n);
   rp.op_attr_mask |= UCP_OP_ATTR_FIELD_RECV_INFO;
   rp.recv_info.tag_info = &info;
-  void *req = ucp_tag_recv_nbx (u->worker, p, n, tag, ~(ucp_tag_t)0, &rp);
+  void *req = lib.tag_recv_nbx (u->worker, p, n, tag, ~(ucp_tag_t)0, &rp);
   /* A receive completed at once has its length in info already.  */
   ucs_status_t st
       = wait_request (u, req, deadline_of (timeout_ms), &info, NULL);
@@ -340,7 +453,7 @@ end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
       memset (&rp, 0, sizeof (rp));
       rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      wait_request (u, ucp_ep_close_nbx (ep->ep, &rp), deadline_of (1000),
+      wait_request (u, lib.ep_close_nbx (ep->ep, &rp), deadline_of (1000),
                     NULL, NULL);
       ep->ep = NULL;
     }
@@ -350,10 +463,10 @@ end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
       if (req == NULL || UCS_PTR_IS_ERR (req))
         continue;
       if (ep == NULL)
-        ucp_request_cancel (u->worker, req);
-      while (ucp_request_check_status (req) == UCS_INPROGRESS)
-        ucp_worker_progress (u->worker);
-      ucp_request_free (req);
+        lib.request_cancel (u->worker, req);
+      while (lib.request_check_status (req) == UCS_INPROGRESS)
+        lib.worker_progress (u->worker);
+      lib.request_free (req);
     }
 }
 
@@ -381,9 +494,9 @@ move_pieces (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, uint64_t secret,
           op_params (u, &rp, p + off, len);
           void *req;
           if (ep != NULL)
-            req = ucp_tag_send_nbx (ep->ep, p + off, len, tag, &rp);
+            req = lib.tag_send_nbx (ep->ep, p + off, len, tag, &rp);
           else
-            req = ucp_tag_recv_nbx (u->worker, p + off, len, tag,
+            req = lib.tag_recv_nbx (u->worker, p + off, len, tag,
                                     ~(ucp_tag_t)0, &rp);
           ring[posted++ % UCX_PIECES_IN_FLIGHT] = req;
           if (UCS_PTR_IS_ERR (req))
@@ -451,7 +564,7 @@ pocl_remote_ucx_register (pocl_remote_ucx *u, void *p, size_t n)
   ucp_mem_h h = NULL;
   pthread_mutex_lock (&u->lock);
   int ok = u->nreg < UCX_REGISTERED_MAX
-           && ucp_mem_map (u->context, &mp, &h) == UCS_OK;
+           && lib.mem_map (u->context, &mp, &h) == UCS_OK;
   if (ok)
     {
       u->reg[u->nreg].base = (char *)p;
@@ -470,7 +583,7 @@ pocl_remote_ucx_unregister (pocl_remote_ucx *u, void *p)
   for (unsigned i = 0; i < u->nreg; ++i)
     if (u->reg[i].base == (char *)p)
       {
-        ucp_mem_unmap (u->context, u->reg[i].memh);
+        lib.mem_unmap (u->context, u->reg[i].memh);
         u->reg[i] = u->reg[--u->nreg];
         break;
       }
@@ -491,7 +604,7 @@ pocl_remote_ucx_disconnect (pocl_remote_ucx_ep *ep)
   memset (&rp, 0, sizeof (rp));
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-  void *req = ucp_ep_close_nbx (ep->ep, &rp);
+  void *req = lib.ep_close_nbx (ep->ep, &rp);
   wait_request (ep->u, req, deadline_of (1000), NULL, NULL);
   free (ep);
 }

@@ -30,8 +30,16 @@ extern "C" {
 typedef struct pocl_remote_ucx pocl_remote_ucx;
 typedef struct pocl_remote_ucx_ep pocl_remote_ucx_ep;
 
+/* Loads UCX (libucp.so.0) into this process, once: 0, or -1 (logged
+   through `log`).  Loading patches glibc's memory functions process-wide
+   (pocl_remote_ucx.c says why it is not linked), best done while one
+   thread runs: pocld loads it before it forks sessions where its policy
+   may use UCX.  The engine loads it itself otherwise.  */
+int pocl_remote_ucx_load (void (*log) (const char *msg));
+
 /* The engine of this process, made on first use; NULL (logged through
-   `log` once) if UCX is not built in or cannot start.  Thread-safe.  */
+   `log` once) if UCX is not built in, not installed or cannot start.
+   Thread-safe.  */
 pocl_remote_ucx *pocl_remote_ucx_engine (void (*log) (const char *msg));
 
 /* This engine's worker address, for the other end's pocl_remote_ucx_connect:

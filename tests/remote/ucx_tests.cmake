@@ -5,7 +5,7 @@ add_executable(remote_test_ucx_engine test_ucx_engine.c
   "${REMOTE_REPO_DIR}/protocol/pocl_remote_ucx.c")
 target_include_directories(remote_test_ucx_engine PRIVATE "${REMOTE_REPO_DIR}/protocol"
   ${UCX_INCLUDE_DIRS})
-target_link_libraries(remote_test_ucx_engine ${UCX_LINK_LIBRARIES} pthread)
+target_link_libraries(remote_test_ucx_engine ${CMAKE_DL_LIBS} pthread)
 foreach(variant "tcp;tcp" "shm;sm,self")
   list(GET variant 0 name)
   list(GET variant 1 tls)

@@ -7,8 +7,11 @@
 
      ucx_probe [ROUNDS]     (default 9)
 
-   doc/benchmarks.md quotes it; UCX_TLS=tcp and UCX_TLS=sm,self are the
-   two cases there.  */
+   Built from the repository's root with
+     cc -O2 -Iprotocol -o ucx_probe tools/bench/ucx_probe.c \
+       protocol/pocl_remote_ucx.c $(pkg-config --cflags ucx) -lpthread
+   (the engine loads libucp.so.0 itself).  UCX_TLS=tcp and UCX_TLS=sm,self
+   are the two cases worth comparing.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include "pocl_remote_ucx.h"
