@@ -55,6 +55,9 @@ for deb in "$client_deb" "$server_deb"; do
   dpkg-deb -f "$deb" Depends | grep -q 'ocl-icd-libopencl1' || fail "$deb: no ocl-icd-libopencl1 dependency"
 done
 [[ $(dpkg-deb -f "$client_deb" Provides) == opencl-icd ]] || fail "client package: no Provides: opencl-icd"
+# UCX is loaded at run time where wanted: recommended, not required.
+dpkg-deb -f "$server_deb" Depends | grep -q libucx && fail "pocld package: depends on UCX"
+[[ $(dpkg-deb -f "$server_deb" Recommends) == libucx0 ]] || fail "pocld package: no Recommends: libucx0"
 dpkg-deb --ctrl-tarfile "$server_deb" | tar -xO ./conffiles | grep -qx /etc/pocld.conf \
   || fail "pocld package: /etc/pocld.conf is not a conffile"
 root=$work/root
