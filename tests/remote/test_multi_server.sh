@@ -29,7 +29,8 @@
 #             tests/remote/ucx_cut.py) while the 64 MiB buffer moves: the
 #             rest comes over the peer link, neither lost nor doubled;
 #      ucx_declined: the first server --ucx on, the second --ucx off: no
-#             payload over UCX, all over the link;
+#             payload over UCX, all over the link, and UCX not even loaded
+#             into the second;
 #      ucx_refused: both --ucx on, and no payload over UCX all the same (for
 #             test_tls.sh: TLS without --tls-allow-ucx).
 # Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
@@ -90,6 +91,17 @@ for i in "${!served[@]}"; do
   fi
   ports+=("$(sed -n 's/^POCLD_PORT=//p' "$state" | head -n1)")
 done
+if [[ $mode == ucx_declined ]]; then
+  # UCX is loaded where --ucx may use it, and only there (protocol/pocl_remote_ucx.c).
+  for i in 0 1; do
+    maps=/proc/$(sed -n 's/^POCLD_PID=//p' "${states[$i]}")/maps
+    if grep -q 'libucp\.so' "$maps"; then loaded=1; else loaded=0; fi
+    if ((loaded != (i == 0))); then
+      echo "$name: FAIL: server $i (${extra[$i]}) has UCX loaded: $loaded"
+      exit 1
+    fi
+  done
+fi
 export POCL_DEVICES=$devices OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
 for i in "${!params[@]}"; do
   srv=${params[$i]%%/*} dev=${params[$i]#*/}
