@@ -122,13 +122,25 @@ static const struct
   UCX_SYMBOL (mem_unmap, "ucp_mem_unmap"),
 };
 
+/* The first logger given is kept: the callers (threads of several links)
+   give the same one.  */
+static void
+set_log (void (*log) (const char *))
+{
+  void (*none) (const char *) = NULL;
+  if (log != NULL)
+    __atomic_compare_exchange_n (&g_log, &none, log, 0, __ATOMIC_ACQ_REL,
+                                 __ATOMIC_ACQUIRE);
+}
+
 static void
 log_text (const char *what, const char *why)
 {
   char msg[256];
+  void (*log) (const char *) = __atomic_load_n (&g_log, __ATOMIC_ACQUIRE);
   snprintf (msg, sizeof (msg), "UCX: %s: %s", what, why);
-  if (g_log != NULL)
-    g_log (msg);
+  if (log != NULL)
+    log (msg);
 }
 
 static void
@@ -165,8 +177,7 @@ load_library (void)
 int
 pocl_remote_ucx_load (void (*log) (const char *msg))
 {
-  if (log != NULL)
-    g_log = log;
+  set_log (log);
   pthread_once (&g_load_once, load_library);
   return g_loaded ? 0 : -1;
 }
@@ -228,7 +239,7 @@ make_engine (void)
 pocl_remote_ucx *
 pocl_remote_ucx_engine (void (*log) (const char *msg))
 {
-  g_log = log;
+  set_log (log);
   pthread_once (&g_once, make_engine);
   return g_engine;
 }
