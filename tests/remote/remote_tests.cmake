@@ -179,9 +179,11 @@ if(ENABLE_HOST_CPU_DEVICES)
   #    lanes: two with peer lanes forced on, and migrations up to 64 MiB.
   set(multi_server_modes two three mixed cut nvidia lanes)
   # UCX between the servers (pocld built with it): forced on over its TCP and
-  # its shared memory, cut mid-payload, and declined by one end.
+  # its shared memory, cut mid-payload, declined by one end, among three
+  # servers, and under a client whose connections are cut.
   if(UCX_FOUND)
-    list(APPEND multi_server_modes ucx ucx_shm ucx_cut ucx_declined)
+    list(APPEND multi_server_modes ucx ucx_shm ucx_cut ucx_declined ucx_three
+      ucx_client_cut)
   endif()
   foreach(mode ${multi_server_modes})
     add_test(NAME remote/multi_server_${mode}

@@ -260,8 +260,10 @@ content_size_of (size_t bytes, uint64_t content)
     if (h[i] != (int)i)
       fail ("content-size read: element %zu is %d", i, h[i]);
   uint64_t got = t1.bytes_received - t0.bytes_received;
-  /* with cuts (test_multi_server.sh), a message cut inside is sent again */
-  uint64_t most = getenv ("MULTI_SERVER_CUTS") ? bytes / 2 : content + 1024;
+  /* With cuts (test_multi_server.sh) a message cut inside is sent again,
+     as often as the proxy cuts it: no bound holds then, and the exact
+     pushes between the servers below prove the content size.  */
+  uint64_t most = getenv ("MULTI_SERVER_CUTS") ? UINT64_MAX : content + 1024;
   if (got < content || got > most)
     fail ("content-size read received %llu bytes for %llu of content",
           (unsigned long long)got, (unsigned long long)content);

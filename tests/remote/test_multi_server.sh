@@ -32,7 +32,13 @@
 #             payload over UCX, all over the link, and UCX not even loaded
 #             into the second;
 #      ucx_refused: both --ucx on, and no payload over UCX all the same (for
-#             test_tls.sh: TLS without --tls-allow-ucx).
+#             test_tls.sh: TLS without --tls-allow-ucx);
+#      ucx_three: the three servers of `three`, every one --ucx on over shared
+#             memory (UCX_TLS=sm,self), with the large migrations: one
+#             engine per session process serves all of its peer links;
+#      ucx_client_cut: `cut` with UCX (UCX_TLS=tcp) and the large migrations:
+#             the client's session resumes while UCX carries migrations
+#             between the servers.
 # Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
 # POCL_DEVICES and POCL_REMOTE<i>_PARAMETERS naming every device, then the example
 # MATMUL (examples/remote/matmul, checked against the CPU) over the same devices, and
@@ -72,8 +78,13 @@ case $mode in
   ucx*) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
         extra=("--ucx on" "--ucx on")
         [[ $mode == ucx_declined ]] && extra=("--ucx on" "--ucx off")
+        if [[ $mode == ucx_three ]]; then
+          served=("pthread pthread" "pthread" "pthread")
+          devices="remote remote remote remote"; params=("0/0" "0/1" "1/0" "2/0")
+          extra=("--ucx on" "--ucx on" "--ucx on")
+        fi
         export UCX_TLS=tcp POCLD_LOG_LEVEL=debug MULTI_SERVER_LARGE=1
-        [[ $mode == ucx_shm ]] && export UCX_TLS=sm,self ;;
+        [[ $mode == ucx_shm || $mode == ucx_three ]] && export UCX_TLS=sm,self ;;
   *) echo "$name: FAIL: unknown mode $mode"; exit 2 ;;
 esac
 
@@ -143,7 +154,7 @@ if [[ $mode == ucx_cut ]]; then
   [[ -S $pctl ]] || { echo "$name: FAIL: ucx_cut.py did not start"; exit 1; }
   export MULTI_SERVER_LANE_CUT=$pctl
 fi
-if [[ $mode == cut ]]; then
+if [[ $mode == cut || $mode == ucx_client_cut ]]; then
   # The first server through the proxy; its peers still reach it directly.
   plog=$work/$name.proxy.log pfile=$work/$name.proxy.port
   rm -f "$pfile"
@@ -166,7 +177,7 @@ if [[ $rc == 0 && -n $matmul ]]; then
   timeout -k 5 300 "$matmul" 128 0 1
   rc=$?
 fi
-if [[ $mode == cut && $rc == 0 ]]; then
+if [[ ($mode == cut || $mode == ucx_client_cut) && $rc == 0 ]]; then
   cuts=$(grep -c '^fault_proxy: cut ' "$plog")
   echo "$name: the proxy made $cuts cuts"
   if ((cuts < 10)); then
@@ -233,7 +244,7 @@ if [[ $mode == nvidia && $rc == 0 ]]; then
   done
 fi
 if [[ $rc != 0 ]]; then
-  [[ $mode == cut ]] && tail -n 20 "$plog"
+  [[ $mode == cut || $mode == ucx_client_cut ]] && tail -n 20 "$plog"
   for s in "${states[@]}"; do
     echo "--- ${s%.state}.log (last lines)"; tail -n 20 "${s%.state}.log" 2>/dev/null
   done
