@@ -74,7 +74,6 @@ static struct
   __typeof__ (ucp_init_version) *init_version;
   __typeof__ (ucp_cleanup) *cleanup;
   __typeof__ (ucp_worker_create) *worker_create;
-  __typeof__ (ucp_worker_destroy) *worker_destroy;
   __typeof__ (ucp_worker_get_address) *worker_get_address;
   __typeof__ (ucp_worker_release_address) *worker_release_address;
   __typeof__ (ucp_worker_progress) *worker_progress;
@@ -91,39 +90,37 @@ static struct
 } lib;
 static int g_loaded;
 
-#define UCX_SYMBOL(field, name)                                               \
+/* The symbol prefix_field of UCX's libraries, for lib.field.  */
+#define UCX_SYMBOL(prefix, field)                                             \
   {                                                                           \
-    name, offsetof (__typeof__ (lib), field)                                  \
+    #prefix "_" #field, offsetof (__typeof__ (lib), field)                    \
   }
 static const struct
 {
   const char *name;
   size_t offset;
 } lib_symbols[] = {
-  UCX_SYMBOL (status_string, "ucs_status_string"),
-  UCX_SYMBOL (config_read, "ucp_config_read"),
-  UCX_SYMBOL (config_release, "ucp_config_release"),
-  UCX_SYMBOL (init_version, "ucp_init_version"),
-  UCX_SYMBOL (cleanup, "ucp_cleanup"),
-  UCX_SYMBOL (worker_create, "ucp_worker_create"),
-  UCX_SYMBOL (worker_destroy, "ucp_worker_destroy"),
-  UCX_SYMBOL (worker_get_address, "ucp_worker_get_address"),
-  UCX_SYMBOL (worker_release_address, "ucp_worker_release_address"),
-  UCX_SYMBOL (worker_progress, "ucp_worker_progress"),
-  UCX_SYMBOL (ep_create, "ucp_ep_create"),
-  UCX_SYMBOL (ep_close_nbx, "ucp_ep_close_nbx"),
-  UCX_SYMBOL (tag_send_nbx, "ucp_tag_send_nbx"),
-  UCX_SYMBOL (tag_recv_nbx, "ucp_tag_recv_nbx"),
-  UCX_SYMBOL (tag_recv_request_test, "ucp_tag_recv_request_test"),
-  UCX_SYMBOL (request_check_status, "ucp_request_check_status"),
-  UCX_SYMBOL (request_cancel, "ucp_request_cancel"),
-  UCX_SYMBOL (request_free, "ucp_request_free"),
-  UCX_SYMBOL (mem_map, "ucp_mem_map"),
-  UCX_SYMBOL (mem_unmap, "ucp_mem_unmap"),
+  UCX_SYMBOL (ucs, status_string),
+  UCX_SYMBOL (ucp, config_read),
+  UCX_SYMBOL (ucp, config_release),
+  UCX_SYMBOL (ucp, init_version),
+  UCX_SYMBOL (ucp, cleanup),
+  UCX_SYMBOL (ucp, worker_create),
+  UCX_SYMBOL (ucp, worker_get_address),
+  UCX_SYMBOL (ucp, worker_release_address),
+  UCX_SYMBOL (ucp, worker_progress),
+  UCX_SYMBOL (ucp, ep_create),
+  UCX_SYMBOL (ucp, ep_close_nbx),
+  UCX_SYMBOL (ucp, tag_send_nbx),
+  UCX_SYMBOL (ucp, tag_recv_nbx),
+  UCX_SYMBOL (ucp, tag_recv_request_test),
+  UCX_SYMBOL (ucp, request_check_status),
+  UCX_SYMBOL (ucp, request_cancel),
+  UCX_SYMBOL (ucp, request_free),
+  UCX_SYMBOL (ucp, mem_map),
+  UCX_SYMBOL (ucp, mem_unmap),
 };
 
-/* The first logger given is kept: the callers (threads of several links)
-   give the same one.  */
 static void
 set_log (void (*log) (const char *))
 {
@@ -226,8 +223,6 @@ make_engine (void)
   if (st != UCS_OK)
     {
       log_status ("worker", st);
-      if (u->worker != NULL)
-        lib.worker_destroy (u->worker);
       lib.cleanup (u->context);
       free (u);
       return;
