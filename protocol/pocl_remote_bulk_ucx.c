@@ -1,7 +1,7 @@
 /* pocl_remote_bulk_ucx.c - the UCX bulk transport (pocl_remote_bulk.h):
    large payloads as UCX messages between the two ends' workers
    (pocl_remote_ucx.h), the rest through the transport underneath.
-   Compiled into pocld (and the client driver) where UCX was found.  */
+   Compiled into pocld where UCX was found; its peer links use it.  */
 
 #include "pocl_remote_bulk.h"
 #include "pocl_remote_ucx.h"
