@@ -19,9 +19,13 @@ bool Session::attach_data(Conn c)
   // A data socket still attached is from an earlier attempt of this client
   // to connect (one that failed half-way, or that the server has not seen
   // break yet): the newest one wins.
-  // First, so that a send blocked on them lets go of data_.mu.
+  // First, so that a send blocked on them lets go of data_.mu.  Not on
+  // the first data socket: the bulk transport's shutdown ends UCX for the
+  // session (a resumed one carries its payloads on TCP).
+  const bool again = has_data_;
   pocl_remote_link_shutdown(&data_.link);
-  data_bulk_.ops->shutdown(&data_bulk_);
+  if (again)
+    data_bulk_.ops->shutdown(&data_bulk_);
   Conn old;
   {
     std::lock_guard<std::mutex> dlock(data_.mu);
@@ -32,7 +36,7 @@ bool Session::attach_data(Conn c)
   data_cv_.notify_all();
   data_cv_.wait(lock, [&] { return !data_running_; });
   data_stop_ = false;
-  {
+  if (again) {
     // The old connection's: the client opens new ones after this socket.
     std::lock_guard<std::mutex> dlock(data_.mu);
     data_bulk_.ops->close(&data_bulk_);
@@ -87,6 +91,11 @@ void Session::run_data()
       std::lock_guard<std::mutex> lock(mu_);
       fatal_ = true;
       break;
+    }
+    if (h.type == POCL_RMSG_UCX_HELLO) {
+      if (!client_ucx_hello(c, h))
+        break;
+      continue;
     }
     // How the payload comes (the bulk transport's mark).
     const uint32_t mark = h.type & ~POCL_RMSG_TYPE_OF(h.type);
@@ -144,9 +153,9 @@ void Session::run_data()
                   : POCL_REMOTE_BULK_BROKEN;
     if (got == POCL_REMOTE_BULK_REFUSED) {
       LOG_ERR(sid_,
-              "DATA for event %llu in stripes over %u lanes, which this "
+              "DATA for event %llu marked %#x (lanes or UCX), which this "
               "session does not have",
-              (unsigned long long)s.id, POCL_RMSG_LANE_COUNT(mark));
+              (unsigned long long)s.id, mark);
       fail_slot(s);
       std::lock_guard<std::mutex> lock(mu_);
       fatal_ = true;
@@ -166,6 +175,9 @@ void Session::run_data()
       break;
     }
     POCLD_TRACE_SPAN(DataRecv, s.id, POCL_RMSG_DATA, s.size, trace_t0);
+    if (mark == POCL_RMSG_UCX)
+      LOG_DEBUG(sid_, "%llu bytes for %llu from the client over UCX",
+                (unsigned long long)s.size, (unsigned long long)s.id);
     if (s.job != nullptr)
       finish_job(s.job);
     if (s.ue != nullptr) {

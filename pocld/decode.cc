@@ -376,8 +376,17 @@ bool check_command_header(const pocl_remote_hdr &h, DecodeError &e)
 
 bool check_data_header(const pocl_remote_hdr &h, DecodeError &e)
 {
+  const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
+  if (h.type == POCL_RMSG_UCX_HELLO) {
+    if (h.body_size != sizeof(pocl_remote_ucx_hello) ||
+        h.payload_size > POCL_REMOTE_MAX_UCX_ADDRESS)
+      return e.fail("data socket: UCX_HELLO body %u, address %llu bytes",
+                    h.body_size, (unsigned long long)h.payload_size);
+    return true;
+  }
   if (POCL_RMSG_TYPE_OF(h.type) != POCL_RMSG_DATA || h.body_size != 0 ||
-      POCL_RMSG_LANE_COUNT(h.type) > POCL_REMOTE_MAX_LANES)
+      (lanes > POCL_REMOTE_MAX_LANES &&
+       lanes != POCL_RMSG_LANE_COUNT(POCL_RMSG_UCX)))
     return e.fail("data socket: message type %#x body %u, expected DATA",
                   h.type, h.body_size);
   return true;

@@ -158,7 +158,7 @@ PeerLink::PeerLink()
   pocl_remote_lanes_bulk(&bulk, &lanes);
 #ifdef POCL_REMOTE_HAVE_UCX
   // UCX above them, which stays the lanes until both ends offered it
-  // (peer_ucx.cc).
+  // (ucx.cc).
   pocl_remote_bulk lanes_bulk = bulk;
   pocl_remote_ucx_bulk_init(&bulk, &ucx, lanes_bulk);
 #endif
@@ -173,6 +173,10 @@ Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
   // sent after the lane is attached here: no wait.
   pocl_remote_lanes_init(&lanes_, 0, 0);
   pocl_remote_lanes_bulk(&data_bulk_, &lanes_);
+#ifdef POCL_REMOTE_HAVE_UCX
+  pocl_remote_bulk lanes_bulk = data_bulk_;
+  pocl_remote_ucx_bulk_init(&data_bulk_, &data_ucx_, lanes_bulk);
+#endif
   waits_.reserve(64);
 }
 
@@ -308,12 +312,17 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
     return;
   // Replayed messages (above) carry their payload inline: the log has the
   // plain type.
+  uint32_t mark = 0;
   if (&c == &data_
           ? send_bulk(c.link, data_bulk_, type, id, body, body_len,
-                      static_cast<const uint8_t *>(payload),
-                      payload_len) == POCL_REMOTE_BULK_OK
-          : send_msg(c.link, type, id, body, body_len, payload, payload_len))
+                      static_cast<const uint8_t *>(payload), payload_len,
+                      &mark) == POCL_REMOTE_BULK_OK
+          : send_msg(c.link, type, id, body, body_len, payload, payload_len)) {
+    if (mark == POCL_RMSG_UCX)
+      LOG_DEBUG(sid_, "%llu bytes for %llu to the client over UCX",
+                (unsigned long long)payload_len, (unsigned long long)id);
     return;
+  }
   // A client that is gone or stopped reading (SO_SNDTIMEO): it may resume.
   LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
            strerror(errno));

@@ -601,9 +601,11 @@ private:
   void open_peer_lanes(LaneDial *d);
   bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
   void drop_peer_lanes(PeerLink &l);
-  // peer_ucx.cc: UCX_HELLO, this end's (once) and the peer's.
+  // ucx.cc: UCX_HELLO, this end's (once) and the peer's; and the client's
+  // on the data link c (read by its reader), which this end answers there.
   void send_ucx_hello(uint32_t index);
   bool ucx_hello(Conn c, uint32_t index, const pocl_remote_hdr &hdr);
+  bool client_ucx_hello(Conn c, const pocl_remote_hdr &hdr);
   // Whether peer `index`'s large payloads go over lanes or UCX now, which
   // the receiver writes as they come.
   bool peer_writes_as_it_comes(uint32_t index);
@@ -636,9 +638,12 @@ private:
   // The data socket's bulk transport: the client's lanes
   // (pocl_remote_lanes.h), attached and closed under data_.mu, which
   // striped sends hold throughout; closed with the data socket once the
-  // data reader, which receives on them, has ended.
+  // data reader, which receives on them, has ended.  Where built with UCX,
+  // UCX above them (data_ucx_), which stays the lanes until the client
+  // offered it and this end answered with its own offer (ucx.cc).
   pocl_remote_lanes lanes_;
   pocl_remote_bulk data_bulk_;
+  pocl_remote_ucx_bulk data_ucx_;
   // Client messages handled per socket (counting as in HELLO), and the
   // counts last acknowledged.  [0]: command reader; [1]: data reader.
   std::atomic<uint64_t> seen_[2] = {{0}, {0}};

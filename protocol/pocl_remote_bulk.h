@@ -172,7 +172,9 @@ void pocl_remote_lanes_close (pocl_remote_lanes *ln, int forever);
    once the other's offer came (ucx_bulk_accept).  A UCX message that fails
    or does not come in time makes the transport fall back to `inner` for
    good: recv reports PARTIAL (nothing of the payload was on the link), and
-   the receiver asks for the bytes again on the link (PEER_ACK).  */
+   the receiver asks for the bytes again on the link (PEER_ACK; a client's
+   connection resumes instead, and replays inline).  So does a shutdown of
+   the transport: a client's connection that resumed stays on inner.  */
 #define POCL_REMOTE_UCX_MIN (1u << 20)
 #define POCL_REMOTE_UCX_PIECE (4u << 20)
 /* A piece that makes no progress for this long fails the payload.  */

@@ -1,7 +1,8 @@
 /* pocl_remote_bulk_ucx.c - the UCX bulk transport (pocl_remote_bulk.h):
    large payloads as UCX messages between the two ends' workers
    (pocl_remote_ucx.h), the rest through the transport underneath.
-   Compiled into pocld where UCX was found; its peer links use it.  */
+   Compiled where UCX was found: pocld's peer links use it, and client
+   data links that ask for it (lib/CL/devices/remote/remote_ucx.c).  */
 
 #include "pocl_remote_bulk.h"
 #include "pocl_remote_ucx.h"

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 14u
+#define POCL_REMOTE_PROTOCOL_VERSION 15u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -682,10 +682,13 @@ typedef struct pocl_remote_peer_ack
 
 /* UCX_HELLO.  The end that dials a peer link offers UCX when its policy
    wants it (pocld's --ucx) and sends it right after the HELLO_REPLY; the
-   other end answers with its own offer, or declines.  An end sends
-   payloads over UCX once it has the other's offer: the other's worker
-   address (the payload) and the secret with which the other tags what it
-   receives (pocl_remote_ucx_tag).  */
+   other end answers with its own offer, or declines.  A client that asks
+   for UCX (POCL_REMOTE_UCX) offers it on its first data link, and pocld
+   answers there; neither is in the replay log nor counted.  A session
+   that resumed carries its payloads on TCP from then on.  An end sends payloads over UCX once
+   it has the other's offer: the other's worker address (the payload) and
+   the secret with which the other tags what it receives
+   (pocl_remote_ucx_tag).  */
 #define POCL_REMOTE_UCX_OFFER 1u
 #define POCL_REMOTE_MAX_UCX_ADDRESS 8192u
 typedef struct pocl_remote_ucx_hello

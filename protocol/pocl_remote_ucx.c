@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <ucp/api/ucp.h>
+#include <ucs/config/global_opts.h>
 
 /* Memory registered once (pocl_remote_ucx_register): at most this many
    blocks; more are left to UCX's own registration cache.  */
@@ -69,6 +70,8 @@ static void (*g_log) (const char *);
 static struct
 {
   __typeof__ (ucs_status_string) *status_string;
+  __typeof__ (ucs_global_opts_get_value) *global_opts_get_value;
+  __typeof__ (ucs_global_opts_set_value) *global_opts_set_value;
   __typeof__ (ucp_config_read) *config_read;
   __typeof__ (ucp_config_release) *config_release;
   __typeof__ (ucp_init_version) *init_version;
@@ -101,6 +104,8 @@ static const struct
   size_t offset;
 } lib_symbols[] = {
   UCX_SYMBOL (ucs, status_string),
+  UCX_SYMBOL (ucs, global_opts_get_value),
+  UCX_SYMBOL (ucs, global_opts_set_value),
   UCX_SYMBOL (ucp, config_read),
   UCX_SYMBOL (ucp, config_release),
   UCX_SYMBOL (ucp, init_version),
@@ -295,7 +300,19 @@ pocl_remote_ucx_connect (pocl_remote_ucx *u, const void *addr, size_t len,
   p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   p.err_handler.cb = ep_error;
   p.err_handler.arg = e;
+  /* Where that is so, UCX logs it as an ERROR before it returns: quiet,
+     since the fallback below is expected (the level is process-wide, and
+     UCX's own messages of other threads meanwhile are lost with it).  */
+  static pthread_mutex_t quiet = PTHREAD_MUTEX_INITIALIZER;
+  char level[32];
+  pthread_mutex_lock (&quiet);
+  int restore
+      = lib.global_opts_get_value ("LOG_LEVEL", level, sizeof (level)) == UCS_OK
+        && lib.global_opts_set_value ("LOG_LEVEL", "fatal") == UCS_OK;
   ucs_status_t st = lib.ep_create (u->worker, &p, &e->ep);
+  if (restore)
+    lib.global_opts_set_value ("LOG_LEVEL", level);
+  pthread_mutex_unlock (&quiet);
   if (st == UCS_ERR_UNREACHABLE)
     {
       p.err_mode = UCP_ERR_HANDLING_MODE_NONE;

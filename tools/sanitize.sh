@@ -52,7 +52,7 @@ if [[ $mode == asan ]]; then
 else
   runtime=$(gcc -print-file-name=libtsan.so)
   export TSAN_OPTIONS="log_path=$work/reports/tsan:suppressions=$supp/tsan.supp:second_deadlock_stack=1:print_suppressions=0"
-  # UCX's libucm (linked into pocld) patches glibc's mmap/madvise family in every process
+  # UCX's libucm (loaded by pocld, and by clients with POCL_REMOTE_UCX) patches glibc's mmap/madvise family in every process
   # to keep its registration cache right. glibc's start_thread calls madvise on the dying
   # thread's stack after ThreadSanitizer has freed the thread's state, and the rwlock
   # libucm then takes is intercepted with that state: every session process died with

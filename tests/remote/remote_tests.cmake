@@ -180,10 +180,11 @@ if(ENABLE_HOST_CPU_DEVICES)
   set(multi_server_modes two three mixed cut nvidia lanes)
   # UCX between the servers (pocld built with it): forced on over its TCP and
   # its shared memory, cut mid-payload, declined by one end, among three
-  # servers, and under a client whose connections are cut.
+  # servers; and for the client's own payloads too, over TCP, over shared
+  # memory, and with the client's connections cut.
   if(UCX_FOUND)
     list(APPEND multi_server_modes ucx ucx_shm ucx_cut ucx_declined ucx_three
-      ucx_client_cut)
+      ucx_client ucx_client_shm ucx_client_cut)
   endif()
   foreach(mode ${multi_server_modes})
     add_test(NAME remote/multi_server_${mode}

@@ -27,7 +27,10 @@
 #      ucx_shm: the same over UCX's shared memory (UCX_TLS=sm,self);
 #      ucx_cut: the same as ucx, UCX's own TCP connections destroyed (ss -K,
 #             tests/remote/ucx_cut.py) while the 64 MiB buffer moves: the
-#             rest comes over the peer link, neither lost nor doubled;
+#             rest comes over the peer link, neither lost nor doubled; the
+#             client's payloads go over UCX too (POCL_REMOTE_UCX=1), whose
+#             connections die with the rest: a payload that fails over UCX
+#             comes again on TCP after a resume;
 #      ucx_declined: the first server --ucx on, the second --ucx off: no
 #             payload over UCX, all over the link, and UCX not even loaded
 #             into the second;
@@ -36,9 +39,12 @@
 #      ucx_three: the three servers of `three`, every one --ucx on over shared
 #             memory (UCX_TLS=sm,self), with the large migrations: one
 #             engine per session process serves all of its peer links;
-#      ucx_client_cut: `cut` with UCX (UCX_TLS=tcp) and the large migrations:
-#             the client's session resumes while UCX carries migrations
-#             between the servers.
+#      ucx_client: `ucx` with the client's own large payloads over UCX too
+#             (POCL_REMOTE_UCX=1): writes, reads and completions' data;
+#      ucx_client_shm: the same over UCX's shared memory;
+#      ucx_client_cut: `cut` with UCX (UCX_TLS=tcp) for the client's payloads
+#             and the large migrations: the client's session resumes while
+#             UCX carries them, and each new data link negotiates UCX anew.
 # Starts the servers with pocld_fixture.sh, runs CLIENT (test_multi_server) with
 # POCL_DEVICES and POCL_REMOTE<i>_PARAMETERS naming every device, then the example
 # MATMUL (examples/remote/matmul, checked against the CPU) over the same devices, and
@@ -84,7 +90,9 @@ case $mode in
           extra=("--ucx on" "--ucx on" "--ucx on")
         fi
         export UCX_TLS=tcp POCLD_LOG_LEVEL=debug MULTI_SERVER_LARGE=1
-        [[ $mode == ucx_shm || $mode == ucx_three ]] && export UCX_TLS=sm,self ;;
+        [[ $mode == ucx_client* || $mode == ucx_cut ]] && export POCL_REMOTE_UCX=1
+        [[ $mode == ucx_shm || $mode == ucx_three || $mode == ucx_client_shm ]] &&
+          export UCX_TLS=sm,self ;;
   *) echo "$name: FAIL: unknown mode $mode"; exit 2 ;;
 esac
 
@@ -225,6 +233,24 @@ if [[ $mode == ucx* && $rc == 0 ]]; then
     ((over > 0)) || { echo "$name: FAIL: no PEER_DATA went over UCX"; rc=1; }
     echo "$name: $over PEER_DATA over UCX ($UCX_TLS)"
   fi
+  if [[ $mode == ucx_client* ]]; then
+    for s in "${logs[@]}"; do
+      if ! grep -q "client data link: payloads over UCX" "$s"; then
+        echo "$name: FAIL: $s shows no client data link over UCX"
+        rc=1
+      fi
+    done
+    from=$(cat "${logs[@]}" | grep -c "from the client over UCX")
+    to=$(cat "${logs[@]}" | grep -c "to the client over UCX")
+    # Cut, the first server's connection goes on over TCP after its first
+    # resume: the client's payloads may go over UCX one way only.
+    if [[ $mode == ucx_client_cut ]]; then both=$((from + to > 0)); else both=$((from > 0 && to > 0)); fi
+    if ((!both)); then
+      echo "$name: FAIL: client payloads over UCX: $from in, $to out"
+      rc=1
+    fi
+    echo "$name: client payloads over UCX: $from in, $to out"
+  fi
   if [[ $mode == ucx_cut ]]; then
     grep -q "ucx_cut: cut [1-9]" "$plog" || { echo "$name: FAIL: no UCX connection cut"; rc=1; }
     if ! grep -q "UCX failed under migration" "${logs[@]}"; then
@@ -232,6 +258,9 @@ if [[ $mode == ucx* && $rc == 0 ]]; then
       rc=1
     fi
     grep -h "UCX failed\|sent again" "${logs[@]}" | sed "s/^/$name: /"
+    # The client's UCX connections die with the servers': its sessions
+    # resume (a payload failed over UCX) or its payloads go on TCP.
+    echo "$name: $(cat "${logs[@]}" | grep -c "resumes the session") client resumes after the UCX cut"
   fi
   ((rc == 0)) || exit 1
 fi

@@ -107,10 +107,13 @@ struct remote_server
   pocl_remote_link cmd, data;
   /* How large payloads move on the data link (protocol/pocl_remote_bulk.h),
      of `bulk_transport`; with lanes, bulk.state is `lanes`, which
-     remote_lanes.c opens in the background.  */
+     remote_lanes.c opens in the background; with UCX (remote_ucx.c) it is
+     `ucx`, over the lanes or inline.  */
   const remote_bulk_transport *bulk_transport;
   pocl_remote_bulk bulk;
   pocl_remote_lanes lanes;
+  pocl_remote_ucx_bulk ucx;
+  int ucx_offer; /* the data link's UCX offer is due (remote_ucx.c) */
   uint8_t session_id[16];
   uint32_t num_devices;
   /* server CLOCK_REALTIME ns minus client monotonic ns */
@@ -395,6 +398,12 @@ void pocl_remote_shutdown_links (remote_server *s);
 /* What the bulk transport sets up besides, counted among the readers (1),
    or nothing to do (0); started by its start.  */
 int pocl_remote_bulk_reserve (remote_server *s);
+
+/* remote_ucx.c, for the data link's reader: pocld's UCX_HELLO (its
+   header read), its body and address in `hello`, `addr`.  */
+void pocl_remote_ucx_answered (remote_server *s,
+                               const pocl_remote_ucx_hello *hello,
+                               const void *addr, size_t len);
 
 /* remote_reader.c */
 int pocl_remote_start_readers (remote_server *s);

@@ -113,8 +113,14 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
       else
         {
           h.type |= mark;
-          if (pocl_remote_link_send (l, iov, n - 1) == 0)
-            s->bulk.ops->send (&s->bulk, l, mark, iov[n - 1].iov_base, total);
+          /* PARTIAL: the link is in step but pocld did not get the
+             payload (UCX failed under it): the links break, and the
+             resume sends it again inline.  */
+          if (pocl_remote_link_send (l, iov, n - 1) == 0
+              && s->bulk.ops->send (&s->bulk, l, mark, iov[n - 1].iov_base,
+                                    total)
+                     == POCL_REMOTE_BULK_PARTIAL)
+            pocl_remote_shutdown_links (s);
         }
     }
   pthread_mutex_unlock (lock);

@@ -91,6 +91,14 @@ rb_skip (rbuf *rb, uint64_t n)
   return 0;
 }
 
+/* Drops the current message's payload, which may come another way than
+   the link (its mark: lanes, UCX).  */
+static int
+rb_drop (remote_server *s, rbuf *rb, uint64_t n)
+{
+  return rb->mark ? rb_payload (s, rb, NULL, n) : rb_skip (rb, n);
+}
+
 static int
 handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
@@ -245,7 +253,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
          memory as it was, even where the server's runtime ran it */
       if (__atomic_load_n (&re->dep_failed, __ATOMIC_ACQUIRE))
         {
-          if (rb_skip (rb, h->payload_size))
+          if (rb_drop (s, rb, h->payload_size))
             return payload_lost (s, re);
         }
       else if (re->unpack)
@@ -297,7 +305,7 @@ handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
   /* a part cut short comes again after a resume; one of a read whose
      dependency failed is dropped, as in handle_completion */
   if (__atomic_load_n (&re->dep_failed, __ATOMIC_ACQUIRE)
-          ? rb_skip (rb, len)
+          ? rb_drop (s, rb, len)
           : rb_payload (s, rb, (char *)re->dst + d.offset, len))
     return payload_lost (s, re);
   re->received += len;
@@ -396,6 +404,27 @@ handle_ack (remote_server *s, rbuf *rb)
   return 0;
 }
 
+/* pocld's answer to our UCX offer (remote_ucx.c).  */
+static int
+handle_ucx_hello (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
+{
+  pocl_remote_ucx_hello u;
+  if (h->payload_size > POCL_REMOTE_MAX_UCX_ADDRESS)
+    {
+      POCL_MSG_ERR ("remote: UCX_HELLO with a %" PRIu64
+                    "-byte address from %s:%u\n",
+                    h->payload_size, s->host, s->port);
+      return -1;
+    }
+  void *addr = malloc (h->payload_size + 1);
+  int r = addr == NULL || rb_read (rb, &u, sizeof (u))
+          || rb_read (rb, addr, h->payload_size);
+  if (r == 0)
+    pocl_remote_ucx_answered (s, &u, addr, (size_t)h->payload_size);
+  free (addr);
+  return r ? -1 : 0;
+}
+
 static void *
 reader_thread (void *p)
 {
@@ -446,6 +475,13 @@ reader_thread (void *p)
       if (h.type == POCL_RMSG_ACK && !data_socket && h.payload_size == 0)
         {
           if (handle_ack (s, rb))
+            break;
+          continue;
+        }
+      /* Not counted: pocld does not log it (a resume negotiates anew).  */
+      if (h.type == POCL_RMSG_UCX_HELLO && data_socket)
+        {
+          if (handle_ucx_hello (s, rb, &h))
             break;
           continue;
         }

@@ -12,9 +12,12 @@ static const remote_transport transports[] = {
   { "tcp", pocl_remote_tcp_open, NULL },
 };
 
-/* Payloads on the data link: lanes when POCL_REMOTE_LANES (or the CPU
-   count) wants some, else inline.  */
+/* Payloads on the data link: UCX when POCL_REMOTE_UCX asks for it (over
+   lanes or inline until both ends offered it), else lanes when
+   POCL_REMOTE_LANES (or the CPU count) wants some, else inline.  */
 static const remote_bulk_transport bulks[] = {
+  { "ucx", &pocl_remote_inline_bulk_ops, pocl_remote_ucx_setup,
+    pocl_remote_ucx_reserve, pocl_remote_ucx_start, pocl_remote_ucx_wanted },
   { "lanes", &pocl_remote_lanes_bulk_ops, pocl_remote_lanes_setup,
     pocl_remote_lanes_reserve, pocl_remote_lanes_start,
     pocl_remote_lanes_wanted },

@@ -1,7 +1,7 @@
 /* remote_transport.h - the client's transports (doc/protocol.md,
    "Transports"): how its links come to be (the link transports: TCP, TLS)
    and how large payloads move on its data link (the bulk transports:
-   lanes, inline).  Everything else of the driver sees only the links and
+   UCX, lanes, inline).  Everything else of the driver sees only the links and
    the bulk ops (protocol/pocl_remote_link.h, pocl_remote_bulk.h).  */
 
 #ifndef POCL_REMOTE_TRANSPORT_H
@@ -60,6 +60,10 @@ int pocl_remote_lanes_wanted (void);
 void pocl_remote_lanes_setup (struct remote_server *s);
 int pocl_remote_lanes_reserve (struct remote_server *s);
 void pocl_remote_lanes_start (struct remote_server *s);
+int pocl_remote_ucx_wanted (void);
+void pocl_remote_ucx_setup (struct remote_server *s);
+int pocl_remote_ucx_reserve (struct remote_server *s);
+void pocl_remote_ucx_start (struct remote_server *s);
 
 /* A connected, tuned TCP socket to host:port (blocking), or -1 (logged):
    what the socket based transports open first (remote_tcp.c).  */
