@@ -1,6 +1,6 @@
 /* pocl_remote_ucx.h - bulk payloads over UCX (doc/protocol.md,
-   "Transports"), in C for pocld's peer links (the client driver does not
-   use it yet).  Built
+   "Transports"), in C for pocld's peer links and for client data links
+   that ask for it (POCL_REMOTE_UCX).  Built
    where pkg-config finds UCX (POCL_REMOTE_HAVE_UCX): Debian's libucx-dev.
 
    UCX moves a payload between two processes over the best transport they
