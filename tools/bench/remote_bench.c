@@ -19,7 +19,11 @@
    tools/bench_security.sh (see row).
 
    remote_bench ITERATIONS --migrations LABEL: the migration sweep alone,
-   4 B to 1 GiB, for tools/bench_transports.sh (see migrations).  */
+   4 B to 1 GiB, for tools/bench_transports.sh (see migrations).
+
+   remote_bench ITERATIONS --client LABEL: the client's own writes and reads
+   of 1 MiB to 256 MiB against loopback TCP in the same run, for
+   tools/bench_transports.sh (see client_sweep).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -469,6 +473,30 @@ migrations (dev *remote, dev *peer, int iters, const char *label)
   return 0;
 }
 
+/* One line per size, labelled `label`: the client's blocking write and
+   read of the remote device (median GB/s), against the loopback TCP
+   ceiling measured here: one stream, and four (the best of the two).  */
+static int
+client_sweep (dev *remote, const char *label)
+{
+  static const size_t sizes[] = { 1 << 20, 16 << 20, 64 << 20, 256u << 20 };
+  size_t i;
+  setup (remote);
+  double one = loopback_bandwidth (64u << 20, 5, 1, 1);
+  double four = loopback_bandwidth (64u << 20, 5, 1, 4);
+  double tcp = one > four ? one : four;
+  for (i = 0; i < sizeof (sizes) / sizeof (sizes[0]); ++i)
+    {
+      double w, r;
+      bandwidth (remote, sizes[i], sizes[i] >= (256u << 20) ? 3 : 5, &w, &r);
+      printf ("%-11s %10zu write %6.2f GB/s read %6.2f GB/s: %3.0f%% / %3.0f%% "
+              "of loopback TCP (%.2f GB/s: 1 stream %.2f, 4 streams %.2f)\n",
+              label, sizes[i], w, r, 100 * w / tcp, 100 * r / tcp, tcp, one,
+              four);
+    }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -482,6 +510,8 @@ main (int argc, char **argv)
     return row (&remote, iters, argv[3]);
   if (argc > 3 && strcmp (argv[2], "--migrations") == 0)
     return migrations (&remote, &peer, iters, argv[3]);
+  if (argc > 3 && strcmp (argv[2], "--client") == 0)
+    return client_sweep (&remote, argv[3]);
   setup (&remote);
   setup (&local);
 
