@@ -102,6 +102,14 @@ void serve_data(Session *s, Conn c, const std::string &peer)
   s->run_data();
 }
 
+void serve_peer_resume(Session *s, Conn c, uint32_t hello_index,
+                       uint64_t theirs, const std::string &peer)
+{
+  const uint64_t seen[2] = {theirs, POCL_REMOTE_PEER_RESUME};
+  if (!s->attach_peer(c, hello_index, seen))
+    refuse(c, s->sid(), peer.c_str(), "no link of that index to resume", true);
+}
+
 void serve_lane(Session *s, Conn c, uint32_t number, const std::string &peer)
 {
   if (!s->attach_lane(c, number))
@@ -140,7 +148,7 @@ void serve_inside(Session *s, int fd, uint32_t role, const std::string &peer)
   if (bad != nullptr)
     return refuse(c, s->sid(), peer.c_str(), bad, answer);
   if (role == POCL_REMOTE_ROLE_PEER) {
-    if (!s->attach_peer(c, msg.hello.peer_index))
+    if (!s->attach_peer(c, msg.hello.peer_index, msg.hello.seen))
       refuse(c, s->sid(), peer.c_str(),
              "peer index or lane taken, or a lane of no link", true);
     return;
@@ -193,8 +201,21 @@ void control_loop(Session *s, int ctl)
       }
       continue;
     }
+    if (m.role == POCL_REMOTE_ROLE_PEER &&
+        m.seen[1] == POCL_REMOTE_PEER_RESUME) {
+      // In a thread: a resume waits for the link's reader to leave the old
+      // link.
+      try {
+        std::thread(serve_peer_resume, s, Conn(fd), m.peer_index, m.seen[0],
+                    std::string(m.peer))
+            .detach();
+      } catch (const std::system_error &e) {
+        refuse(fd, s->sid(), m.peer, "cannot start a thread", true);
+      }
+      continue;
+    }
     if (m.role == POCL_REMOTE_ROLE_PEER) {
-      if (!s->attach_peer(fd, m.peer_index))
+      if (!s->attach_peer(fd, m.peer_index, m.seen))
         refuse(fd, s->sid(), m.peer,
                "peer index or lane taken, or a lane of no link", true);
       continue;

@@ -398,7 +398,8 @@ bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
   const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
   // Only PEER_DATA comes in stripes over lanes or over UCX.
   if ((type != POCL_RMSG_PEER_NOTIFY && type != POCL_RMSG_PEER_DATA &&
-       type != POCL_RMSG_PEER_ACK && type != POCL_RMSG_UCX_HELLO) ||
+       type != POCL_RMSG_PEER_ACK && type != POCL_RMSG_UCX_HELLO &&
+       type != POCL_RMSG_PEER_RECEIVED) ||
       h.body_size != pocl_remote_body_size(type) ||
       (lanes != 0 &&
        (type != POCL_RMSG_PEER_DATA ||
@@ -410,8 +411,9 @@ bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
           ? h.payload_size > POCL_REMOTE_MAX_UCX_ADDRESS
           : type != POCL_RMSG_PEER_DATA && h.payload_size != 0)
     return e.fail("%s with a %llu-byte payload",
-                  type == POCL_RMSG_UCX_HELLO ? "UCX_HELLO"
-                                              : "PEER_NOTIFY or PEER_ACK",
+                  type == POCL_RMSG_UCX_HELLO
+                      ? "UCX_HELLO"
+                      : "PEER_NOTIFY, PEER_ACK or PEER_RECEIVED",
                   (unsigned long long)h.payload_size);
   return true;
 }

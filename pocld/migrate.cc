@@ -315,7 +315,7 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     if (status != CL_COMPLETE || (end <= pd.offset && sent))
       continue;
     if (!peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd,
-                   bytes + pd.offset, end - pd.offset, &striped))
+                   bytes + pd.offset, end - pd.offset, &striped, p->staging))
       status = CL_DEVICE_NOT_AVAILABLE;
     sent = true;
     pd.offset = end;
@@ -324,7 +324,7 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     pd.status = status;
     peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd, nullptr, 0);
   } else if (striped)
-    status = settle_push(p->peer, p->id, pd, bytes);
+    status = settle_push(p->peer, p->id, pd, p->staging);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ack_waits_.erase(p->id);
@@ -336,8 +336,9 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
 // failed may have lost bytes that the sender had handed to the network, and
 // the receiver asks for them again (PEER_ACK), sent on the link alone.
 cl_int Session::settle_push(uint32_t peer, uint64_t id,
-                            pocl_remote_peer_data pd, const uint8_t *bytes)
+                            pocl_remote_peer_data pd, Staging *st)
 {
+  const uint8_t *bytes = st->data();
   pocl_remote_peer_ack a;
   while (wait_peer_ack(peer, id, a)) {
     if (a.status == CL_SUCCESS)
@@ -354,8 +355,8 @@ cl_int Session::settle_push(uint32_t peer, uint64_t id,
       drop_peer_lanes(peers_[peer]);
     for (pd.offset = a.offset; pd.offset < pd.total; pd.offset += kChunk)
       if (!peer_send(peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd,
-                     bytes + pd.offset,
-                     std::min(kChunk, pd.total - pd.offset)))
+                     bytes + pd.offset, std::min(kChunk, pd.total - pd.offset),
+                     nullptr, st))
         return CL_DEVICE_NOT_AVAILABLE;
   }
   return CL_DEVICE_NOT_AVAILABLE;
@@ -416,7 +417,8 @@ void Session::send_push(const PushState &p, Staging *st, cl_int status)
     pd.total = n;
   }
   uint64_t t0 = realtime_ns() / 1000;
-  peer_send(p.peer, POCL_RMSG_PEER_DATA, p.id, &pd, sizeof pd, bytes, n);
+  peer_send(p.peer, POCL_RMSG_PEER_DATA, p.id, &pd, sizeof pd, bytes, n,
+            nullptr, n > 0 ? st : nullptr);
   LOG_DEBUG(sid_, "PUSH %llu: %llu bytes sent %llu-%llu us",
             (unsigned long long)p.id, (unsigned long long)n,
             (unsigned long long)t0,

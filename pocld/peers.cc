@@ -74,7 +74,8 @@ int dial(const std::string &host, uint16_t port, int timeout_ms)
 // AUTH, and the peer's HELLO_REPLY.
 bool Session::peer_dial(const std::string &host, uint16_t port,
                         const uint8_t *session_id, uint32_t hello_index,
-                        Conn &out, std::string &why)
+                        Conn &out, std::string &why, const uint64_t *resume,
+                        uint64_t *theirs)
 {
   int fd = dial(host, port, kPeerConnectTimeoutMs);
   if (fd < 0) {
@@ -90,6 +91,8 @@ bool Session::peer_dial(const std::string &host, uint16_t port,
   h.hello.peer_index = hello_index;
   memcpy(h.hello.session_id, session_id, sizeof h.hello.session_id);
   h.hello.client_time_ns = realtime_ns();
+  if (resume != nullptr)
+    memcpy(h.hello.seen, resume, sizeof h.hello.seen);
   struct {
     pocl_remote_hdr hdr;
     pocl_remote_hello_reply r;
@@ -123,6 +126,8 @@ bool Session::peer_dial(const std::string &host, uint16_t port,
     return false;
   }
   out = conn;
+  if (theirs != nullptr)
+    *theirs = rep.r.seen[0];
   return true;
 }
 
@@ -139,9 +144,19 @@ bool Session::connect_peer(const Decoded &d)
   }
   Conn conn;
   std::string why;
-  if (!peer_dial(host, uint16_t(c.port), c.session_id, c.self_index, conn,
-                 why) ||
-      !start_peer(conn, c.peer_index)) {
+  bool dialed = peer_dial(host, uint16_t(c.port), c.session_id, c.self_index,
+                          conn, why);
+  if (dialed && c.peer_index < POCL_REMOTE_MAX_PEERS) {
+    // What a resume dials again (peer_resume.cc), before the reader runs.
+    PeerLink &l = peers_[c.peer_index];
+    std::lock_guard<std::mutex> lock(l.mu);
+    l.dialer = true;
+    l.host = host;
+    l.port = uint16_t(c.port);
+    memcpy(l.session.data(), c.session_id, l.session.size());
+    l.self_index = c.self_index;
+  }
+  if (!dialed || !start_peer(conn, c.peer_index)) {
     if (conn.up()) {
       pocl_remote_link_close(&conn);
       why = "link taken";
@@ -162,13 +177,16 @@ bool Session::connect_peer(const Decoded &d)
   return true;
 }
 
-// A peer connected to us (the listener checked its HELLO).
-bool Session::attach_peer(Conn c, uint32_t hello_index)
+// A peer connected to us (the listener checked its HELLO): a new link, one
+// of its lanes, or a resume of a link that broke.
+bool Session::attach_peer(Conn c, uint32_t hello_index, const uint64_t seen[2])
 {
   const uint32_t index = POCL_REMOTE_PEER_INDEX_OF(hello_index);
   const uint32_t lane = POCL_REMOTE_PEER_LANE_OF(hello_index);
   if (lane != 0)
     return attach_peer_lane(c, index, lane);
+  if (seen[1] == POCL_REMOTE_PEER_RESUME)
+    return resume_peer(c, index, seen[0]);
   if (index >= POCL_REMOTE_MAX_PEERS || peer_connected(index))
     return false;
   if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
@@ -185,7 +203,8 @@ bool Session::start_peer(Conn c, uint32_t index)
       return false;
     PeerLink &l = peers_[index];
     std::lock_guard<std::mutex> llock(l.mu);
-    if (l.link.up() && !l.broken)
+    // A link that may still resume has its reader, waiting for that.
+    if ((l.link.up() && !l.broken) || l.resumable)
       return false;
     // The old link's reader may still be in it: closed at teardown.
     if (l.link.up())
@@ -193,6 +212,7 @@ bool Session::start_peer(Conn c, uint32_t index)
     pocl_remote_link_set(&l.link, &c);
     l.broken = false;
     l.up = true;
+    l.resumable = true;
     ++peers_running_;
   }
   try {
@@ -203,29 +223,40 @@ bool Session::start_peer(Conn c, uint32_t index)
     std::lock_guard<std::mutex> llock(peers_[index].mu);
     peers_[index].broken = true;
     peers_[index].up = false;
+    peers_[index].resumable = false;
     return false;
   }
   return true;
 }
 
+// Up, or broken and resuming (what is sent meanwhile goes once it is).
 bool Session::peer_connected(uint32_t index)
 {
   if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
-  std::lock_guard<std::mutex> lock(peers_[index].mu);
-  return peers_[index].link.up() && !peers_[index].broken;
+  PeerLink &l = peers_[index];
+  std::lock_guard<std::mutex> lock(l.mu);
+  return (l.link.up() && !l.broken) || l.resumable;
 }
 
 bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
                         const void *body, size_t body_len, const void *payload,
-                        uint64_t payload_len, bool *striped)
+                        uint64_t payload_len, bool *striped, Staging *keep)
 {
   if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
   PeerLink &l = peers_[index];
   POCLD_TRACE_MSG(PeerSend, type, id, body, payload_len, 0);
-  std::lock_guard<std::mutex> lock(l.mu);
+  std::unique_lock<std::mutex> lock(l.mu);
+  // After what a resume sends again.
+  l.cv.wait(lock, [&] { return !l.replaying; });
+  // Kept for a resume until the peer handled it (peer_resume.cc).
+  const bool logged = l.resumable && type != POCL_RMSG_UCX_HELLO;
+  if (logged)
+    peer_log(l, type, id, body, body_len, payload, payload_len, keep);
   if (!l.link.up() || l.broken) {
+    if (logged)
+      return true;
     LOG_WARN(sid_, "no link to peer %u: message type %u for %llu dropped",
              index, type, (unsigned long long)id);
     return false;
@@ -259,12 +290,21 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
              index, (unsigned long long)payload_len, (unsigned long long)id);
     drop_peer_lanes(l);
   }
-  if (r != POCL_REMOTE_BULK_BROKEN)
+  if (r != POCL_REMOTE_BULK_BROKEN) {
+    // What the reader handled and could not tell the peer (it never waits
+    // for this lock).
+    const uint64_t n = l.handled.load(std::memory_order_acquire);
+    pocl_remote_peer_received rc{n};
+    if (n != l.told && send_msg(l.link, POCL_RMSG_PEER_RECEIVED, 0, &rc,
+                                sizeof rc, nullptr, 0))
+      l.told = n;
     return true;
-  LOG_WARN(sid_, "send to peer %u failed (%s)", index, strerror(errno));
+  }
+  LOG_WARN(sid_, "send to peer %u failed (%s)%s", index, strerror(errno),
+           logged ? ": sent again once the link resumes" : "");
   l.broken = true;
   pocl_remote_link_shutdown(&l.link);
-  return false;
+  return logged;
 }
 
 // The client hears first: the bytes are in place, and the user event only
@@ -320,9 +360,10 @@ void Session::write_peer_slot(PeerSlot &s)
 }
 
 // One PEER_DATA (its header and body read): the chunk goes into the
-// staging and, for a buffer, straight on to the device.  False on a
-// violation (the link is closed).
-bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
+// staging and, for a buffer, straight on to the device.  1: handled; 0:
+// the link broke under it (a resume sends it again: the slot waits); -1:
+// a violation (the link is closed).
+int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
                          const pocl_remote_peer_data &pd)
 {
   PeerSlot *s;
@@ -333,7 +374,7 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     data_cv_.wait(lock,
                   [&] { return closing_ || peer_slots_.count(h.id) > 0; });
     if (closing_)
-      return false;
+      return 0;
     s = &peer_slots_.find(h.id)->second;
   }
   auto take = [&] {
@@ -359,7 +400,7 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
             (unsigned long long)s->received);
     PeerSlot out = take();
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
-    return false;
+    return -1;
   }
   const bool stale = s->resend && pd.offset != s->received;
   if (!stale)
@@ -403,14 +444,18 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
             mark == POCL_RMSG_UCX ? "UCX, which this end did not offer,"
                                   : "lanes");
   POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
-  if (got == POCL_REMOTE_BULK_BROKEN || got == POCL_REMOTE_BULK_REFUSED) {
+  // Broken under it, the chunk comes again whole if the link resumes (what
+  // of it was written is written again); run_peer fails the slot if not.
+  if (got == POCL_REMOTE_BULK_BROKEN)
+    return 0;
+  if (got == POCL_REMOTE_BULK_REFUSED) {
     PeerSlot out = take();
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
-    return false;
+    return -1;
   }
   if (pd.status >= 0 && (stale || got == POCL_REMOTE_BULK_PARTIAL)) {
     if (stale)
-      return true;
+      return 1;
     // The link is in step (its stripes were read); the pusher keeps the
     // bytes until it hears from us.
     LOG_WARN(sid_,
@@ -423,13 +468,13 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     l.up = false;
     s->resend = true;
     queue_peer_ack(index, h.id, POCL_REMOTE_PEER_ACK_RESEND, pd.offset);
-    return true;
+    return 1;
   }
   if (pd.status < 0) {
     PeerSlot out = take();
     finish_peer_slot(out, pd.status);
     sweep_failed();
-    return true;
+    return 1;
   }
   s->received += len;
   if (s->staging != nullptr && !s->image && (len > written || write_err)) {
@@ -462,72 +507,95 @@ bool Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     }
   }
   if (s->received < pd.total)
-    return true;
+    return 1;
   PeerSlot out = take();
   if (out.striped)
     queue_peer_ack(index, h.id, CL_SUCCESS, out.received);
   if (out.staging == nullptr)
-    return true;
+    return 1;
   if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
     memcpy(out.staging->data() + out.size, &pd.size_value, 8);
   out.staging->size = out.received;
   write_peer_slot(out);
-  return true;
+  return 1;
 }
 
-// Reads one peer's messages until its connection ends.  Every byte is
-// checked like a client's: a peer is just another party on the network.
+// Reads one peer's messages until its link ends and does not resume
+// (peer_resume.cc).  Every byte is checked like a client's: a peer is just
+// another party on the network.
 void Session::run_peer(uint32_t index)
 {
   Conn c;
+  uint64_t gen;
   {
     std::lock_guard<std::mutex> lock(peers_[index].mu);
     c = peers_[index].link;
+    gen = peers_[index].links;
   }
   LOG_DEBUG(sid_, "peer %u attached", index);
+  // A violation ends the link for good; a link that broke may resume.
+  bool violated = false;
   for (;;) {
     pocl_remote_hdr h;
     // A 4-byte migration's PEER_DATA came 22 us after it was sent to a
     // sleeping reader (two H200), a wake-up on the migration's path.
-    if (!recv_exact_spin(c, &h, sizeof h))
+    if (!recv_exact_spin(c, &h, sizeof h)) {
+      if (await_peer_resume(index, c, gen))
+        continue;
       break;
+    }
     DecodeError e;
+    violated = true;
     if (!check_peer_header(h, e)) {
       LOG_ERR(sid_, "peer %u: %s", index, e.why);
       break;
     }
+    bool io_ok = true;
     if (h.type == POCL_RMSG_PEER_NOTIFY) {
       pocl_remote_notify n;
-      if (!recv_exact(c, &n, sizeof n))
-        break;
-      if (n.status > CL_COMPLETE) {
-        LOG_ERR(sid_, "peer %u: non-final status %d", index, n.status);
-        break;
+      if ((io_ok = recv_exact(c, &n, sizeof n))) {
+        if (n.status > CL_COMPLETE) {
+          LOG_ERR(sid_, "peer %u: non-final status %d", index, n.status);
+          break;
+        }
+        POCLD_TRACE(PeerRecv, n.event_id, POCL_RMSG_PEER_NOTIFY, 0);
+        foreign_done(n.event_id, n.status);
+        peer_handled(index, h);
       }
-      POCLD_TRACE(PeerRecv, n.event_id, POCL_RMSG_PEER_NOTIFY, 0);
-      foreign_done(n.event_id, n.status);
-      continue;
-    }
-    if (h.type == POCL_RMSG_UCX_HELLO) {
-      if (!ucx_hello(c, index, h))
+    } else if (h.type == POCL_RMSG_UCX_HELLO) {
+      io_ok = ucx_hello(c, index, h);
+    } else if (h.type == POCL_RMSG_PEER_RECEIVED) {
+      pocl_remote_peer_received r;
+      if ((io_ok = recv_exact(c, &r, sizeof r)) &&
+          !peer_received_in(index, r))
         break;
-      continue;
-    }
-    if (h.type == POCL_RMSG_PEER_ACK) {
+    } else if (h.type == POCL_RMSG_PEER_ACK) {
       pocl_remote_peer_ack a;
-      if (!recv_exact(c, &a, sizeof a))
-        break;
-      if (a.status != CL_SUCCESS && a.status != POCL_REMOTE_PEER_ACK_RESEND) {
-        LOG_ERR(sid_, "peer %u: PEER_ACK status %d", index, a.status);
-        break;
+      if ((io_ok = recv_exact(c, &a, sizeof a))) {
+        if (a.status != CL_SUCCESS && a.status != POCL_REMOTE_PEER_ACK_RESEND) {
+          LOG_ERR(sid_, "peer %u: PEER_ACK status %d", index, a.status);
+          break;
+        }
+        peer_ack_in(index, h.id, a);
+        peer_handled(index, h);
       }
-      peer_ack_in(index, h.id, a);
-      continue;
+    } else {
+      pocl_remote_peer_data pd;
+      int r = (io_ok = recv_exact(c, &pd, sizeof pd)) ? peer_chunk(c, index, h, pd)
+                                                       : 0;
+      if (r < 0)
+        break;
+      io_ok = r > 0;
+      if (io_ok)
+        peer_handled(index, h);
     }
-    pocl_remote_peer_data pd;
-    if (!recv_exact(c, &pd, sizeof pd) || !peer_chunk(c, index, h, pd))
+    violated = false;
+    if (!io_ok && !await_peer_resume(index, c, gen))
       break;
   }
+  if (violated)
+    LOG_ERR(sid_, "peer %u: the link ends for good", index);
+  give_up_peer(index);
   LOG_DEBUG(sid_, "peer %u detached", index);
   {
     std::lock_guard<std::mutex> lock(peers_[index].mu);

@@ -302,10 +302,47 @@ struct PeerAckWait {
 };
 
 // A connection to a peer server's session of the same client.
+// A message sent on a peer link, kept until the peer says it handled it
+// (PEER_RECEIVED), for a resume of the link.  The payload points into
+// `keep` (a staging, one reference held) or into `owned`.
+struct PeerOut {
+  uint64_t seq;
+  pocl_remote_hdr hdr; // the plain type: sent again, the payload is inline
+  uint8_t body[sizeof(pocl_remote_peer_data)];
+  const uint8_t *payload;
+  Staging *keep;
+  std::vector<uint8_t> owned;
+};
+
 struct PeerLink {
   std::mutex mu; // makes each message atomic on the link and its lanes
-  Conn link;     // set once, before the reader starts
+  Conn link;     // set when the link starts or resumes (under mu)
   bool broken = false;
+  // Resume (peer_resume.cc, doc/reconnect.md "Peer links"), all under mu
+  // but the atomics (written under it): every message but UCX_HELLO and
+  // PEER_RECEIVED is logged (`sent_count` of them so far) until the peer
+  // handled it (`acked`); the reader counts the peer's (`handled`) and
+  // tells it (`told`: the count last sent).  A broken link is dialed again
+  // by the end that dialed it (`dialer`, with what it dialed) and waited
+  // for by the other, whose reader is `parked` meanwhile, for up to
+  // kPeerResumeMs (`resumable` until then); `links` counts the links
+  // attached, `replaying` holds senders back while the log goes out again
+  // on a new one (cv).
+  std::deque<PeerOut> log;
+  std::atomic<uint64_t> sent_count{0};
+  std::atomic<uint64_t> acked{0};
+  std::atomic<uint64_t> handled{0};
+  uint64_t told = 0;
+  bool resumable = false;
+  bool replaying = false;
+  bool parked = false;
+  uint64_t links = 0;
+  std::condition_variable cv;
+  bool dialer = false;
+  std::string host;
+  uint16_t port = 0;
+  SessionId session{};
+  uint32_t self_index = 0;
   // Peer lanes (peer_lanes.cc), the link's bulk transport: used by the
   // link's senders under mu and by its reader; once one fails, the link
   // goes on without lanes (shut down for good).
@@ -377,7 +414,8 @@ public:
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader, or one of its lanes (POCL_REMOTE_PEER_HELLO_INDEX); false if
   // the index or lane is taken or the session is closing.
-  bool attach_peer(Conn c, uint32_t hello_index);
+  // seen: the HELLO's (a resume of the link: peer_resume.cc).
+  bool attach_peer(Conn c, uint32_t hello_index, const uint64_t seen[2]);
   // Wakes both readers and the peer readers (server stop, teardown).
   void shutdown_sockets();
 
@@ -566,7 +604,7 @@ private:
   // Completes the slot's user event with `status` and releases the slot.
   void finish_peer_slot(PeerSlot &s, cl_int status);
   void write_peer_slot(PeerSlot &s);
-  bool peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
+  int peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
                   const pocl_remote_peer_data &pd);
   void stream_push(Pending *p, std::vector<cl_event> chunks,
                    std::vector<uint64_t> ends, cl_event size_read);
@@ -591,9 +629,26 @@ private:
   // still be in them: closed at teardown (mu_).
   std::vector<Conn> retired_links_;
   // peer_lanes.cc: the lanes of peer links.
+  // resume: this end's count of the peer's messages (the HELLO's seen),
+  // and *theirs the peer's of ours (its HELLO_REPLY's).
   bool peer_dial(const std::string &host, uint16_t port,
                  const uint8_t *session_id, uint32_t hello_index, Conn &out,
-                 std::string &why);
+                 std::string &why, const uint64_t *resume = nullptr,
+                 uint64_t *theirs = nullptr);
+  // peer_resume.cc: the log of a peer link, its PEER_RECEIVED, and its
+  // resume after a break.
+  void peer_log(PeerLink &l, uint32_t type, uint64_t id, const void *body,
+                size_t body_len, const void *payload, uint64_t payload_len,
+                Staging *keep);
+  void peer_trim(PeerLink &l, uint64_t handled);
+  void peer_handled(uint32_t index, const pocl_remote_hdr &h);
+  bool peer_received_in(uint32_t index, const pocl_remote_peer_received &r);
+  bool await_peer_resume(uint32_t index, Conn &c, uint64_t &gen);
+  bool redial_peer(uint32_t index, Conn &c, uint64_t &gen);
+  bool resume_peer(Conn c, uint32_t index, uint64_t theirs);
+  uint64_t install_peer_link(uint32_t index, Conn c, uint64_t theirs);
+  void replay_peer(uint32_t index, uint64_t theirs);
+  void give_up_peer(uint32_t index);
   struct LaneDial;
   void start_peer_lanes(const std::string &host, uint16_t port,
                         const uint8_t *session_id, uint32_t self_index,
@@ -611,9 +666,12 @@ private:
   bool peer_writes_as_it_comes(uint32_t index);
   // striped non-null: the payload may go striped over the link's lanes
   // (then *striped is set), for a caller that waits for the PEER_ACK.
+  // keep: the staging the payload lies in (referenced by the link's log
+  // until the peer handled the message; null: the payload is copied).
+  // True once the message is sent or logged for a resume.
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
                  size_t body_len, const void *payload, uint64_t payload_len,
-                 bool *striped = nullptr);
+                 bool *striped = nullptr, Staging *keep = nullptr);
   // PEER_ACKs go out from a thread of their own, never from a peer reader:
   // two readers each sending to the other's full socket would deadlock.
   void queue_peer_ack(uint32_t peer, uint64_t id, int32_t status,
@@ -621,7 +679,7 @@ private:
   void send_peer_acks();
   void peer_ack_in(uint32_t peer, uint64_t id, const pocl_remote_peer_ack &a);
   cl_int settle_push(uint32_t peer, uint64_t id, pocl_remote_peer_data pd,
-                     const uint8_t *bytes);
+                     Staging *st);
   bool wait_peer_ack(uint32_t peer, uint64_t id, pocl_remote_peer_ack &a);
   struct PushState;
   void send_push(const PushState &p, Staging *st, cl_int status);

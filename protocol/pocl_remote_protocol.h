@@ -189,8 +189,13 @@ typedef enum pocl_remote_msg_type
      body: ucx_hello; payload: the end's UCX worker address (with
      POCL_REMOTE_UCX_OFFER), or nothing (it declines).  */
   POCL_RMSG_UCX_HELLO = 103,
+  /* Both ways on a peer link: how many of the other end's messages this
+     end has handled (doc/reconnect.md, "Peer links"), so that the other
+     drops them from what a resume would send again.  Body:
+     peer_received.  Neither it nor UCX_HELLO is counted.  */
+  POCL_RMSG_PEER_RECEIVED = 104,
 
-  POCL_RMSG_TYPE_COUNT = 103
+  POCL_RMSG_TYPE_COUNT = 104
 } pocl_remote_msg_type;
 
 typedef struct pocl_remote_hdr
@@ -680,6 +685,17 @@ typedef struct pocl_remote_peer_ack
   uint64_t offset;
 } pocl_remote_peer_ack;
 
+/* PEER_RECEIVED.  A peer link's HELLO with seen[1] = POCL_REMOTE_PEER_RESUME
+   resumes the link of that index: seen[0] is how many of the accepting
+   end's messages the dialing end has handled, and the HELLO_REPLY's
+   seen[0] how many of the dialing end's the accepting end has; each sends
+   again what the other has not, in order, before anything new.  */
+#define POCL_REMOTE_PEER_RESUME 1u
+typedef struct pocl_remote_peer_received
+{
+  uint64_t handled;
+} pocl_remote_peer_received;
+
 /* UCX_HELLO.  The end that dials a peer link offers UCX when its policy
    wants it (pocld's --ucx) and sends it right after the HELLO_REPLY; the
    other end answers with its own offer, or declines.  A client that asks
@@ -760,6 +776,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_migrate) == 64, "migrate");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_data) == 32, "pdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_ack) == 16, "pack");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ucx_hello) == 16, "ucx h");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_peer_received) == 8, "precv");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_read_data) == 16, "rdata");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_completion) == 48, "compl");
 
@@ -813,6 +830,8 @@ pocl_remote_body_size (uint32_t type)
       return sizeof (pocl_remote_peer_ack);
     case POCL_RMSG_UCX_HELLO:
       return sizeof (pocl_remote_ucx_hello);
+    case POCL_RMSG_PEER_RECEIVED:
+      return sizeof (pocl_remote_peer_received);
     case POCL_RMSG_FINISH:
     case POCL_RMSG_FREE_QUEUE:
     case POCL_RMSG_FREE_BUFFER:

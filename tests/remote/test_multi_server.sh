@@ -39,6 +39,10 @@
 #      ucx_three: the three servers of `three`, every one --ucx on over shared
 #             memory (UCX_TLS=sm,self), with the large migrations: one
 #             engine per session process serves all of its peer links;
+#      peer_cut: two servers, the link between them through $FAULT_PROXY
+#             cutting it at random (and the large migrations): the link
+#             resumes every time (doc/reconnect.md, "Peer links") and every
+#             check must hold; at least 5 cuts;
 #      ucx_client: `ucx` with the client's own large payloads over UCX too
 #             (POCL_REMOTE_UCX=1): writes, reads and completions' data;
 #      ucx_client_shm: the same over UCX's shared memory;
@@ -71,6 +75,8 @@ trap 'echo "$name: FAIL: interrupted"; exit 1' INT TERM
 
 case $mode in
   two|cut) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0") ;;
+  peer_cut) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
+            export MULTI_SERVER_LARGE=1 POCLD_LOG_LEVEL=debug ;;
   nvidia) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
           export POCLD_COMPLETION=wait POCLD_STAGING=pinned POCLD_LOG_LEVEL=debug
           export POCLD_SPIN_US=100 POCL_REMOTE_SPIN_US=50 ;;
@@ -162,6 +168,22 @@ if [[ $mode == ucx_cut ]]; then
   [[ -S $pctl ]] || { echo "$name: FAIL: ucx_cut.py did not start"; exit 1; }
   export MULTI_SERVER_LANE_CUT=$pctl
 fi
+if [[ $mode == peer_cut ]]; then
+  # The second server's peer port through the proxy (the first server dials
+  # the link), cutting at random after the first messages.
+  plog=$work/$name.proxy.log pfile=$work/$name.proxy.port
+  rm -f "$pfile"
+  "$FAULT_PROXY" --target "127.0.0.1:$((ports[1] + 2))" --listen-port 0 --port-file "$pfile" \
+    --seed 7 --random 0.1,after=10 >"$plog" 2>&1 &
+  proxy_pid=$!
+  for _ in $(seq 1 100); do
+    [[ -s $pfile ]] && break
+    sleep 0.1
+  done
+  pport=$(sed -n 's/^PROXY_PORT=//p' "$pfile")
+  [[ -n $pport ]] || { echo "$name: FAIL: the proxy did not start"; exit 1; }
+  export "POCL_REMOTE1_PARAMETERS=127.0.0.1:${ports[1]}/0#127.0.0.1:$pport"
+fi
 if [[ $mode == cut || $mode == ucx_client_cut ]]; then
   # The first server through the proxy; its peers still reach it directly.
   plog=$work/$name.proxy.log pfile=$work/$name.proxy.port
@@ -190,6 +212,20 @@ if [[ ($mode == cut || $mode == ucx_client_cut) && $rc == 0 ]]; then
   echo "$name: the proxy made $cuts cuts"
   if ((cuts < 10)); then
     echo "$name: FAIL: only $cuts cuts"
+    exit 1
+  fi
+fi
+if [[ $mode == peer_cut && $rc == 0 ]]; then
+  logs=()
+  for s in "${states[@]}"; do logs+=("${s%.state}.log"); done
+  cuts=$(grep -c '^fault_proxy: cut ' "$plog")
+  resumed=$(cat "${logs[@]}" | grep -c "link resumed")
+  echo "$name: the proxy made $cuts cuts of the peer link; $resumed resumes logged"
+  grep -h "sent .* messages again" "${logs[@]}" | sort | uniq -c | sort -rn | head -3 | sed "s/^/$name: /"
+  # Cuts inside a resume's own handshake resume nothing: each end logs one
+  # line per link resumed, and at least 5 must have been.
+  if ((cuts < 5 || resumed < 10)); then
+    echo "$name: FAIL: $cuts cuts (at least 5), $resumed resumes logged (at least 10)"
     exit 1
   fi
 fi
@@ -273,7 +309,7 @@ if [[ $mode == nvidia && $rc == 0 ]]; then
   done
 fi
 if [[ $rc != 0 ]]; then
-  [[ $mode == cut || $mode == ucx_client_cut ]] && tail -n 20 "$plog"
+  [[ $mode == cut || $mode == ucx_client_cut || $mode == peer_cut ]] && tail -n 20 "$plog"
   for s in "${states[@]}"; do
     echo "--- ${s%.state}.log (last lines)"; tail -n 20 "${s%.state}.log" 2>/dev/null
   done
