@@ -293,11 +293,7 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
   if (r != POCL_REMOTE_BULK_BROKEN) {
     // What the reader handled and could not tell the peer (it never waits
     // for this lock).
-    const uint64_t n = l.handled.load(std::memory_order_acquire);
-    pocl_remote_peer_received rc{n};
-    if (n != l.told && send_msg(l.link, POCL_RMSG_PEER_RECEIVED, 0, &rc,
-                                sizeof rc, nullptr, 0))
-      l.told = n;
+    peer_received_out(l);
     return true;
   }
   LOG_WARN(sid_, "send to peer %u failed (%s)%s", index, strerror(errno),
@@ -360,9 +356,9 @@ void Session::write_peer_slot(PeerSlot &s)
 }
 
 // One PEER_DATA (its header and body read): the chunk goes into the
-// staging and, for a buffer, straight on to the device.  1: handled; 0:
-// the link broke under it (a resume sends it again: the slot waits); -1:
-// a violation (the link is closed).
+// staging and, for a buffer, straight on to the device.  1: handled; 2:
+// handled and counted (peer_handled); 0: the link broke under it (a resume
+// sends it again: the slot waits); -1: a violation (the link is closed).
 int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
                          const pocl_remote_peer_data &pd)
 {
@@ -516,8 +512,12 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
     memcpy(out.staging->data() + out.size, &pd.size_value, 8);
   out.staging->size = out.received;
+  // Handled now, before the write (which the slot makes whether or not
+  // the link holds): the pusher may drop the bytes from its log and their
+  // staging go back to its pool before the next migration wants one.
+  peer_handled(index, h);
   write_peer_slot(out);
-  return 1;
+  return 2;
 }
 
 // Reads one peer's messages until its link ends and does not resume
@@ -586,7 +586,7 @@ void Session::run_peer(uint32_t index)
       if (r < 0)
         break;
       io_ok = r > 0;
-      if (io_ok)
+      if (r == 1)
         peer_handled(index, h);
     }
     violated = false;

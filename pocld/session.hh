@@ -333,6 +333,7 @@ struct PeerLink {
   std::atomic<uint64_t> acked{0};
   std::atomic<uint64_t> handled{0};
   uint64_t told = 0;
+  std::atomic<bool> received_due{false}; // a large PEER_DATA to acknowledge
   bool resumable = false;
   bool replaying = false;
   bool parked = false;
@@ -642,6 +643,7 @@ private:
                 Staging *keep);
   void peer_trim(PeerLink &l, uint64_t handled);
   void peer_handled(uint32_t index, const pocl_remote_hdr &h);
+  void peer_received_out(PeerLink &l);
   bool peer_received_in(uint32_t index, const pocl_remote_peer_received &r);
   bool await_peer_resume(uint32_t index, Conn &c, uint64_t &gen);
   bool redial_peer(uint32_t index, Conn &c, uint64_t &gen);
