@@ -33,6 +33,10 @@ pocl_remote_ucx_wanted (void)
 void
 pocl_remote_ucx_setup (remote_server *s)
 {
+  /* Read by libucs as it loads (the first offer); set here, as the device
+     is set up, rather than in the offer's thread while the application's
+     threads may read the environment.  */
+  setenv ("UCX_MEM_EVENTS", "no", 0);
   if (pocl_remote_lanes_wanted ())
     {
       s->bulk.ops = &pocl_remote_lanes_bulk_ops;
@@ -58,7 +62,6 @@ offer (void *p)
   pocl_remote_ucx_hello h;
   void *addr = NULL;
   size_t len = 0;
-  setenv ("UCX_MEM_EVENTS", "no", 0);
   if (pocl_remote_ucx_bulk_offer (&s->ucx, &h, &addr, &len) == 0)
     {
       pocl_remote_hdr hdr;
