@@ -399,7 +399,7 @@ bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
   // Only PEER_DATA comes in stripes over lanes or over UCX.
   if ((type != POCL_RMSG_PEER_NOTIFY && type != POCL_RMSG_PEER_DATA &&
        type != POCL_RMSG_PEER_ACK && type != POCL_RMSG_UCX_HELLO &&
-       type != POCL_RMSG_PEER_RECEIVED) ||
+       type != POCL_RMSG_PEER_RECEIVED && type != POCL_RMSG_PEER_BYE) ||
       h.body_size != pocl_remote_body_size(type) ||
       (lanes != 0 &&
        (type != POCL_RMSG_PEER_DATA ||
@@ -413,7 +413,7 @@ bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
     return e.fail("%s with a %llu-byte payload",
                   type == POCL_RMSG_UCX_HELLO
                       ? "UCX_HELLO"
-                      : "PEER_NOTIFY, PEER_ACK or PEER_RECEIVED",
+                      : "PEER_NOTIFY, PEER_ACK, PEER_RECEIVED or PEER_BYE",
                   (unsigned long long)h.payload_size);
   return true;
 }

@@ -124,8 +124,14 @@ bool Session::await_peer_resume(uint32_t index, Conn &c, uint64_t &gen)
 {
   PeerLink &l = peers_[index];
   {
+    // This session ending, or the peer's (PEER_BYE): nothing to resume.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_)
+      return false;
+  }
+  {
     std::lock_guard<std::mutex> lock(l.mu);
-    if (!l.resumable)
+    if (!l.resumable || l.peer_ended.load(std::memory_order_acquire))
       return false;
     if (l.links == gen) {
       l.broken = true;
@@ -250,7 +256,7 @@ uint64_t Session::install_peer_link(uint32_t index, Conn c, uint64_t theirs)
   const uint64_t gen = ++l.links;
   ++peers_running_;
   try {
-    std::thread(&Session::replay_peer, this, index, theirs).detach();
+    std::thread(&Session::replay_peer, this, index, gen, theirs).detach();
   } catch (const std::system_error &) {
     --peers_running_;
     l.replaying = false;
@@ -262,18 +268,23 @@ uint64_t Session::install_peer_link(uint32_t index, Conn c, uint64_t theirs)
   return gen;
 }
 
-// Counted among the peer threads.
-void Session::replay_peer(uint32_t index, uint64_t theirs)
+// Counted among the peer threads.  For link `gen` only: one that broke
+// again before this thread got the lock has a newer replay, which sends
+// from the newer count (this one would send on that link out of order).
+void Session::replay_peer(uint32_t index, uint64_t gen, uint64_t theirs)
 {
   PeerLink &l = peers_[index];
   uint64_t n = 0;
+  bool stale = false;
   {
     std::lock_guard<std::mutex> lock(l.mu);
+    stale = l.links != gen;
     uint64_t old = l.acked.load();
     while (theirs > old && !l.acked.compare_exchange_weak(old, theirs))
       ;
     peer_trim(l, l.acked.load());
-    for (const PeerOut &o : l.log) {
+    for (auto it = l.log.begin(); !stale && it != l.log.end(); ++it) {
+      const PeerOut &o = *it;
       if (!send_msg(l.link, o.hdr.type, o.hdr.id, o.body, o.hdr.body_size,
                     o.payload, o.hdr.payload_size)) {
         l.broken = true;
@@ -282,14 +293,28 @@ void Session::replay_peer(uint32_t index, uint64_t theirs)
       }
       ++n;
     }
-    l.replaying = false;
-    l.cv.notify_all();
+    if (!stale) {
+      l.replaying = false;
+      l.cv.notify_all();
+    }
   }
-  LOG_INFO(sid_, "peer %u: sent %llu messages again", index,
-           (unsigned long long)n);
+  if (!stale)
+    LOG_INFO(sid_, "peer %u: sent %llu messages again", index,
+             (unsigned long long)n);
   std::lock_guard<std::mutex> lock(mu_);
   --peers_running_;
   data_cv_.notify_all();
+}
+
+// The session ends: its peers' links will not resume (best effort: a link
+// that is down hears nothing, and its peer gives up after kPeerResumeMs).
+void Session::say_bye_to_peers()
+{
+  for (PeerLink &l : peers_) {
+    std::lock_guard<std::mutex> lock(l.mu);
+    if (l.link.up() && !l.broken && !l.replaying)
+      send_msg(l.link, POCL_RMSG_PEER_BYE, 0, nullptr, 0, nullptr, 0);
+  }
 }
 
 // No resume came: what was sent is dropped, and the link is as one that

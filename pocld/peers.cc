@@ -564,6 +564,9 @@ void Session::run_peer(uint32_t index)
       }
     } else if (h.type == POCL_RMSG_UCX_HELLO) {
       io_ok = ucx_hello(c, index, h);
+    } else if (h.type == POCL_RMSG_PEER_BYE) {
+      LOG_DEBUG(sid_, "peer %u: its session ends", index);
+      peers_[index].peer_ended.store(true, std::memory_order_release);
     } else if (h.type == POCL_RMSG_PEER_RECEIVED) {
       pocl_remote_peer_received r;
       if ((io_ok = recv_exact(c, &r, sizeof r)) &&

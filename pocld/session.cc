@@ -625,6 +625,7 @@ void Session::teardown()
     closing_ = true;
   }
   data_cv_.notify_all();
+  say_bye_to_peers();
   shutdown_sockets();
   {
     std::unique_lock<std::mutex> lock(mu_);

@@ -334,6 +334,7 @@ struct PeerLink {
   std::atomic<uint64_t> handled{0};
   uint64_t told = 0;
   std::atomic<bool> received_due{false}; // a large PEER_DATA to acknowledge
+  std::atomic<bool> peer_ended{false};   // PEER_BYE came: no resume
   bool resumable = false;
   bool replaying = false;
   bool parked = false;
@@ -649,8 +650,9 @@ private:
   bool redial_peer(uint32_t index, Conn &c, uint64_t &gen);
   bool resume_peer(Conn c, uint32_t index, uint64_t theirs);
   uint64_t install_peer_link(uint32_t index, Conn c, uint64_t theirs);
-  void replay_peer(uint32_t index, uint64_t theirs);
+  void replay_peer(uint32_t index, uint64_t gen, uint64_t theirs);
   void give_up_peer(uint32_t index);
+  void say_bye_to_peers();
   struct LaneDial;
   void start_peer_lanes(const std::string &host, uint16_t port,
                         const uint8_t *session_id, uint32_t self_index,

@@ -194,8 +194,11 @@ typedef enum pocl_remote_msg_type
      drops them from what a resume would send again.  Body:
      peer_received.  Neither it nor UCX_HELLO is counted.  */
   POCL_RMSG_PEER_RECEIVED = 104,
+  /* Both ways on a peer link: this end's session is ending, and the link
+     will not resume when it closes.  No body; not counted.  */
+  POCL_RMSG_PEER_BYE = 105,
 
-  POCL_RMSG_TYPE_COUNT = 104
+  POCL_RMSG_TYPE_COUNT = 105
 } pocl_remote_msg_type;
 
 typedef struct pocl_remote_hdr
@@ -864,6 +867,7 @@ pocl_remote_body_size (uint32_t type)
     case POCL_RMSG_DATA:
     case POCL_RMSG_OUTPUT:
     case POCL_RMSG_BYE:
+    case POCL_RMSG_PEER_BYE:
       return 0;
     case POCL_RMSG_ACK:
       return sizeof (pocl_remote_ack);
