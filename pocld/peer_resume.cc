@@ -37,34 +37,19 @@ void Session::peer_log(PeerLink &l, uint32_t type, uint64_t id,
                        uint64_t payload_len, Staging *keep)
 {
   peer_trim(l, l.acked.load(std::memory_order_acquire));
-  PeerOut &o = l.log.emplace_back();
-  o.seq = l.sent_count.fetch_add(1, std::memory_order_acq_rel) + 1;
-  o.hdr = pocl_remote_hdr{type, uint32_t(body_len), payload_len, id};
-  memcpy(o.body, body, body_len);
   // A small payload is copied: its staging goes back to the pool at once
   // (held, the next migration's staging was made anew: 4-byte migrations
   // took 8 us longer on the H100).  A large one is acknowledged at once.
-  if (payload_len < kReceivedBytes)
-    keep = nullptr;
-  o.keep = keep;
-  if (keep != nullptr) {
-    keep->refs.fetch_add(1, std::memory_order_relaxed);
-    o.payload = static_cast<const uint8_t *>(payload);
-  } else {
-    const uint8_t *p = static_cast<const uint8_t *>(payload);
-    o.owned.assign(p, p + payload_len);
-    o.payload = o.owned.data();
-  }
+  log_message(l.log.emplace_back(),
+              l.sent_count.fetch_add(1, std::memory_order_acq_rel) + 1, type,
+              id, body, body_len, payload, payload_len,
+              payload_len < kReceivedBytes ? nullptr : keep);
 }
 
 // Under l.mu: drops what the peer handled.
 void Session::peer_trim(PeerLink &l, uint64_t handled)
 {
-  while (!l.log.empty() && l.log.front().seq <= handled) {
-    if (l.log.front().keep != nullptr)
-      l.log.front().keep->unref();
-    l.log.pop_front();
-  }
+  trim_log(l.log, handled);
 }
 
 // The reader handled one of the peer's counted messages (h): the peer
@@ -284,7 +269,7 @@ void Session::replay_peer(uint32_t index, uint64_t gen, uint64_t theirs)
       ;
     peer_trim(l, l.acked.load());
     for (auto it = l.log.begin(); !stale && it != l.log.end(); ++it) {
-      const PeerOut &o = *it;
+      const OutMsg &o = *it;
       if (!send_msg(l.link, o.hdr.type, o.hdr.id, o.body, o.hdr.body_size,
                     o.payload, o.hdr.payload_size)) {
         l.broken = true;

@@ -293,21 +293,9 @@ void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
     }
   }
   std::lock_guard<std::mutex> lock(c.mu);
-  if (type != POCL_RMSG_ACK) {
-    OutMsg &o = c.log.emplace_back();
-    o.seq = ++c.sent;
-    o.hdr = pocl_remote_hdr{type, uint32_t(body_len), payload_len, id};
-    memcpy(o.body, body, body_len);
-    o.keep = keep;
-    if (keep != nullptr) {
-      keep->refs.fetch_add(1, std::memory_order_relaxed);
-      o.payload = static_cast<const uint8_t *>(payload);
-    } else {
-      const uint8_t *p = static_cast<const uint8_t *>(payload);
-      o.owned.assign(p, p + payload_len);
-      o.payload = o.owned.data();
-    }
-  }
+  if (type != POCL_RMSG_ACK)
+    log_message(c.log.emplace_back(), ++c.sent, type, id, body, body_len,
+                payload, payload_len, keep);
   if (!c.link.up())
     return;
   // Replayed messages (above) carry their payload inline: the log has the
@@ -336,13 +324,36 @@ void Session::drop_connection()
   data_bulk_.ops->shutdown(&data_bulk_);
 }
 
+void log_message(OutMsg &o, uint64_t seq, uint32_t type, uint64_t id,
+                 const void *body, size_t body_len, const void *payload,
+                 uint64_t payload_len, Staging *keep)
+{
+  o.seq = seq;
+  o.hdr = pocl_remote_hdr{type, uint32_t(body_len), payload_len, id};
+  memcpy(o.body, body, body_len);
+  o.keep = keep;
+  if (keep != nullptr) {
+    keep->refs.fetch_add(1, std::memory_order_relaxed);
+    o.payload = static_cast<const uint8_t *>(payload);
+  } else {
+    const uint8_t *p = static_cast<const uint8_t *>(payload);
+    o.owned.assign(p, p + payload_len);
+    o.payload = o.owned.data();
+  }
+}
+
+void trim_log(std::deque<OutMsg> &log, uint64_t seen)
+{
+  while (!log.empty() && log.front().seq <= seen) {
+    if (log.front().keep != nullptr)
+      log.front().keep->unref();
+    log.pop_front();
+  }
+}
+
 void Session::trim(Channel &c, uint64_t seen)
 {
-  while (!c.log.empty() && c.log.front().seq <= seen) {
-    if (c.log.front().keep != nullptr)
-      c.log.front().keep->unref();
-    c.log.pop_front();
-  }
+  trim_log(c.log, seen);
 }
 
 bool Session::replay(Channel &c, Conn conn, uint64_t seen)

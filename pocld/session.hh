@@ -302,17 +302,26 @@ struct PeerAckWait {
 };
 
 // A connection to a peer server's session of the same client.
-// A message sent on a peer link, kept until the peer says it handled it
-// (PEER_RECEIVED), for a resume of the link.  The payload points into
-// `keep` (a staging, one reference held) or into `owned`.
-struct PeerOut {
+// A message kept until the other end acknowledges it, for a resume: sent to
+// the client (Channel::log) or on a peer link (PeerLink::log).  The payload
+// points into `keep` (a staging, one reference held) or into `owned`; the
+// header has the plain type (sent again, the payload is inline).
+struct OutMsg {
   uint64_t seq;
-  pocl_remote_hdr hdr; // the plain type: sent again, the payload is inline
-  uint8_t body[sizeof(pocl_remote_peer_data)];
+  pocl_remote_hdr hdr;
+  uint8_t body[sizeof(pocl_remote_completion)];
   const uint8_t *payload;
   Staging *keep;
   std::vector<uint8_t> owned;
 };
+static_assert(sizeof(OutMsg::body) >= sizeof(pocl_remote_peer_data),
+              "a peer message's body fits");
+// Fills o (its body and payload, a reference on keep if not null, else a
+// copy); drops the front entries of a log up to `seen`.
+void log_message(OutMsg &o, uint64_t seq, uint32_t type, uint64_t id,
+                 const void *body, size_t body_len, const void *payload,
+                 uint64_t payload_len, Staging *keep);
+void trim_log(std::deque<OutMsg> &log, uint64_t seen);
 
 struct PeerLink {
   std::mutex mu; // makes each message atomic on the link and its lanes
@@ -328,7 +337,7 @@ struct PeerLink {
   // kPeerResumeMs (`resumable` until then); `links` counts the links
   // attached, `replaying` holds senders back while the log goes out again
   // on a new one (cv).
-  std::deque<PeerOut> log;
+  std::deque<OutMsg> log;
   std::atomic<uint64_t> sent_count{0};
   std::atomic<uint64_t> acked{0};
   std::atomic<uint64_t> handled{0};
@@ -358,18 +367,6 @@ struct PeerLink {
   // The link is up (its reader runs): lanes may attach.
   std::atomic<bool> up{false};
   PeerLink();
-};
-
-// A message sent to the client and kept until the client acknowledges it,
-// for a resume.  The payload points into `keep` (a read's staging, one
-// reference held) or into `owned`.
-struct OutMsg {
-  uint64_t seq;
-  pocl_remote_hdr hdr;
-  uint8_t body[sizeof(pocl_remote_completion)];
-  const uint8_t *payload;
-  Staging *keep;
-  std::vector<uint8_t> owned;
 };
 
 // The client's command link, handed over by the listener for a resume.
