@@ -168,13 +168,15 @@ if [[ $mode == ucx_cut ]]; then
   [[ -S $pctl ]] || { echo "$name: FAIL: ucx_cut.py did not start"; exit 1; }
   export MULTI_SERVER_LANE_CUT=$pctl
 fi
-if [[ $mode == peer_cut ]]; then
-  # The second server's peer port through the proxy (the first server dials
-  # the link), cutting at random after the first messages.
-  plog=$work/$name.proxy.log pfile=$work/$name.proxy.port
+# Starts $FAULT_PROXY cutting at random in front of 127.0.0.1:$1 (the rest
+# of the arguments: its options); sets plog, proxy_pid and pport.
+start_random_proxy() {
+  local target=$1 pfile=$work/$name.proxy.port
+  shift
+  plog=$work/$name.proxy.log
   rm -f "$pfile"
-  "$FAULT_PROXY" --target "127.0.0.1:$((ports[1] + 2))" --listen-port 0 --port-file "$pfile" \
-    --seed 7 --random 0.1,after=10 >"$plog" 2>&1 &
+  "$FAULT_PROXY" --target "127.0.0.1:$target" --listen-port 0 --port-file "$pfile" "$@" \
+    >"$plog" 2>&1 &
   proxy_pid=$!
   for _ in $(seq 1 100); do
     [[ -s $pfile ]] && break
@@ -182,21 +184,16 @@ if [[ $mode == peer_cut ]]; then
   done
   pport=$(sed -n 's/^PROXY_PORT=//p' "$pfile")
   [[ -n $pport ]] || { echo "$name: FAIL: the proxy did not start"; exit 1; }
+}
+if [[ $mode == peer_cut ]]; then
+  # The second server's peer port through the proxy (the first server dials
+  # the link), cutting at random after the first messages.
+  start_random_proxy $((ports[1] + 2)) --seed 7 --random 0.1,after=10
   export "POCL_REMOTE1_PARAMETERS=127.0.0.1:${ports[1]}/0#127.0.0.1:$pport"
 fi
 if [[ $mode == cut || $mode == ucx_client_cut ]]; then
   # The first server through the proxy; its peers still reach it directly.
-  plog=$work/$name.proxy.log pfile=$work/$name.proxy.port
-  rm -f "$pfile"
-  "$FAULT_PROXY" --target "127.0.0.1:${ports[0]}" --listen-port 0 --port-file "$pfile" \
-    --seed 11 --random 0.08,sock=any,dir=any,after=60 >"$plog" 2>&1 &
-  proxy_pid=$!
-  for _ in $(seq 1 100); do
-    [[ -s $pfile ]] && break
-    sleep 0.1
-  done
-  pport=$(sed -n 's/^PROXY_PORT=//p' "$pfile")
-  [[ -n $pport ]] || { echo "$name: FAIL: the proxy did not start"; exit 1; }
+  start_random_proxy "${ports[0]}" --seed 11 --random 0.08,sock=any,dir=any,after=60
   export "POCL_REMOTE0_PARAMETERS=127.0.0.1:$pport/0#127.0.0.1:$((ports[0] + 2))"
   # A message cut on its way is sent again after the resume: byte counts grow.
   export MULTI_SERVER_CUTS=1
