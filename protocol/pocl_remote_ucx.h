@@ -34,8 +34,9 @@ typedef struct pocl_remote_ucx_ep pocl_remote_ucx_ep;
 /* Loads UCX (libucp.so.0) into this process, once: 0, or -1 (logged
    through `log`).  Loading patches glibc's memory functions process-wide
    (pocl_remote_ucx.c says why it is not linked), best done while one
-   thread runs: pocld loads it before it forks sessions where its policy
-   may use UCX.  The engine loads it itself otherwise.  */
+   thread runs, and setting variables in the environment: pocld loads it
+   before it forks sessions where its policy may use UCX, the client as its
+   devices are set up.  The engine loads it itself otherwise.  */
 int pocl_remote_ucx_load (void (*log) (const char *msg));
 
 /* The engine of this process, made on first use; NULL (logged through

@@ -24,19 +24,31 @@
 
 #ifdef POCL_REMOTE_HAVE_UCX
 
+#include "pocl_remote_ucx.h"
+
 int
 pocl_remote_ucx_wanted (void)
 {
   return pocl_get_bool_option ("POCL_REMOTE_UCX", 0);
 }
 
+static void
+logged (const char *m)
+{
+  POCL_MSG_WARN ("remote: %s\n", m);
+}
+
 void
 pocl_remote_ucx_setup (remote_server *s)
 {
-  /* Read by libucs as it loads (the first offer); set here, as the device
-     is set up, rather than in the offer's thread while the application's
-     threads may read the environment.  */
+  /* UCX is loaded here, as the devices are set up one after another, not
+     in the first offer's thread: loading sets variables in the environment
+     (this one, read by libucm as it loads, and UCX_HANDLE_ERRORS), and a
+     setenv that grows the environment frees the array a getenv in another
+     thread may be reading: the next device's setup crashed there once in
+     CI.  Once per process; a failure is logged and the offers fail.  */
   setenv ("UCX_MEM_EVENTS", "no", 0);
+  pocl_remote_ucx_load (logged);
   if (pocl_remote_lanes_wanted ())
     {
       s->bulk.ops = &pocl_remote_lanes_bulk_ops;
@@ -51,8 +63,8 @@ pocl_remote_ucx_setup (remote_server *s)
   pocl_remote_ucx_bulk_init (&s->bulk, &s->ucx, inner);
 }
 
-/* This end's offer on the data link, in a thread of its own (loading UCX
-   and starting its worker take milliseconds), counted among the readers:
+/* This end's offer on the data link, in a thread of its own (starting
+   UCX's worker takes milliseconds), counted among the readers:
    a resume waits for it before the bulk transport is closed.  Not logged:
    a resume does not send it again.  */
 static void *
