@@ -73,7 +73,7 @@ client() {
     devs+="remote "
     export POCL_REMOTE${i}_PARAMETERS=127.0.0.1:$((port + 10 * i))/0
   done
-  POCL_DEVICES=${devs% } OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so timeout 300 "$@"
+  POCL_DEVICES=${devs% } OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so${icd_more:-} timeout 300 "$@"
 }
 for ((r = 1; r <= rounds; ++r)); do
   native=$(OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=0 timeout 300 "$bin/matmul" "$n" 1 "$repeat" \
@@ -89,7 +89,9 @@ for ((r = 1; r <= rounds; ++r)); do
         if (t == "") { printf "  %-20s failed\n", s; exit }
         printf "  %-20s matmul on %d GPUs %8.2f ms, efficiency %.1f%%\n", s, g, t, 100 * tn / (g * t) }'
       if [[ ${MIGRATIONS:-0} == 1 ]]; then
-        client "$v" 2 "$bin/remote_bench" 200 --migrations "$v" 2>&1 | sed 's/^/    /'
+        # remote_bench's local device: NVIDIA's own.
+        icd_more=:$nv BENCH_LOCAL=NVIDIA client "$v" 2 "$bin/remote_bench" 200 --migrations "$v" \
+          2>&1 | sed 's/^/    /'
       fi
       stop_servers
     done
