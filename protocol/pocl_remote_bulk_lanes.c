@@ -1,13 +1,15 @@
 /* pocl_remote_bulk_lanes.c - the lanes bulk transport (pocl_remote_bulk.h,
    pocl_remote_lanes.h): a large payload in stripes over its message's link
-   (stream 0) and the connection's lanes, one thread per lane, so that each
-   stream's copies have a core of their own: one TCP stream moves about 3.5
+   (stream 0) and the connection's lanes, one thread per lane (kept from
+   one payload to the next: pocl_remote_workers.c), so that each stream's
+   copies have a core of their own: one TCP stream moves about 3.5
    GB/s from and to memory on the H200 host, four about 10
    (doc/benchmarks.md).  Compiled into the client driver and into pocld;
    who opens the lanes is each side's (remote_lanes.c, pocld's
    peer_lanes.cc and child.cc).  */
 
 #include "pocl_remote_bulk.h"
+#include "pocl_remote_workers.h"
 
 #include <string.h>
 #include <time.h>
@@ -116,6 +118,8 @@ typedef struct stripe_run
   uint64_t n;
   const pocl_remote_bulk_io *io;
   pthread_mutex_t mu;                          /* what follows */
+  pthread_cond_t done;                         /* helpers reached 0 */
+  unsigned helpers;                            /* workers not done */
   uint32_t failed;                             /* bit k: stream k failed */
   uint64_t stripes[POCL_REMOTE_MAX_LANES + 1]; /* received, per stream */
   uint64_t given;                              /* what io->grown was told */
@@ -199,13 +203,12 @@ move_stripes (stripe_run *run, unsigned k)
 
 /* A stream that fails first shuts the others down, which would wait on the
    peer otherwise (with keep_link, a lane only the lanes).  */
-static void *
-stripe_thread (void *p)
+static void
+stream_job (stripe_job *j)
 {
-  stripe_job *j = (stripe_job *)p;
   stripe_run *run = j->run;
   if (move_stripes (run, j->k) == 0)
-    return NULL;
+    return;
   pthread_mutex_lock (&run->mu);
   uint32_t before = run->failed;
   run->failed |= 1u << j->k;
@@ -216,7 +219,20 @@ stripe_thread (void *p)
       for (k = run->keep_link && j->k != 0 ? 1 : 0; k < run->count; ++k)
         pocl_remote_link_shutdown (&run->streams[k]);
     }
-  return NULL;
+}
+
+/* A worker's job: the run is the caller's, on its stack, until the last
+   helper said it is done.  */
+static void
+worker_job (void *p)
+{
+  stripe_job *j = (stripe_job *)p;
+  stripe_run *run = j->run;
+  stream_job (j);
+  pthread_mutex_lock (&run->mu);
+  if (--run->helpers == 0)
+    pthread_cond_signal (&run->done);
+  pthread_mutex_unlock (&run->mu);
 }
 
 /* One thread per lane; the caller takes stream 0, and any stream that
@@ -226,10 +242,11 @@ static int
 run_stripes (stripe_run *run, uint64_t *arrived)
 {
   stripe_job jobs[POCL_REMOTE_MAX_LANES + 1];
-  pthread_t threads[POCL_REMOTE_MAX_LANES + 1];
-  int started[POCL_REMOTE_MAX_LANES + 1];
+  int given[POCL_REMOTE_MAX_LANES + 1];
   unsigned k;
   pthread_mutex_init (&run->mu, NULL);
+  pthread_cond_init (&run->done, NULL);
+  run->helpers = 0;
   run->failed = 0;
   run->given = 0;
   memset (run->stripes, 0, sizeof (run->stripes));
@@ -239,16 +256,27 @@ run_stripes (stripe_run *run, uint64_t *arrived)
       jobs[k].k = k;
     }
   for (k = 1; k < run->count; ++k)
-    started[k]
-        = pthread_create (&threads[k], NULL, stripe_thread, &jobs[k]) == 0;
-  stripe_thread (&jobs[0]);
-  for (k = 1; k < run->count; ++k)
     {
-      if (started[k])
-        pthread_join (threads[k], NULL);
-      else
-        stripe_thread (&jobs[k]);
+      pthread_mutex_lock (&run->mu);
+      ++run->helpers;
+      pthread_mutex_unlock (&run->mu);
+      given[k] = pocl_remote_worker_run (worker_job, &jobs[k]) == 0;
+      if (!given[k])
+        {
+          pthread_mutex_lock (&run->mu);
+          --run->helpers;
+          pthread_mutex_unlock (&run->mu);
+        }
     }
+  stream_job (&jobs[0]);
+  for (k = 1; k < run->count; ++k)
+    if (!given[k])
+      stream_job (&jobs[k]);
+  pthread_mutex_lock (&run->mu);
+  while (run->helpers > 0)
+    pthread_cond_wait (&run->done, &run->mu);
+  pthread_mutex_unlock (&run->mu);
+  pthread_cond_destroy (&run->done);
   pthread_mutex_destroy (&run->mu);
   if (arrived != NULL)
     *arrived = run->send ? 0 : prefix_of (run);
@@ -273,8 +301,8 @@ take_lanes (pocl_remote_lanes *ln, stripe_run *run)
     }
 }
 
-/* Lanes go up to a payload of POCL_REMOTE_STRIPE_MIN: below it the fork and
-   join of their threads costs more than they bring.  */
+/* Lanes go up to a payload of POCL_REMOTE_STRIPE_MIN: below it handing the
+   stripes to their threads costs more than they bring.  */
 static uint32_t
 lanes_mark (pocl_remote_bulk *b, uint64_t n)
 {

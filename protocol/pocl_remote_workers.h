@@ -1,0 +1,22 @@
+/* pocl_remote_workers.h - a process-wide pool of threads that stay
+   (pocl_remote_workers.c), for the lanes' stripes
+   (pocl_remote_bulk_lanes.c), shared by the client driver and pocld.  */
+
+#ifndef POCL_REMOTE_WORKERS_H
+#define POCL_REMOTE_WORKERS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs fn (arg) in a thread of its own: a parked worker, else a new one
+   that parks once fn returns.  0, or -1 if no thread could be had (the
+   caller runs the job itself).  fn must let its caller know that it is
+   done; its thread blocks every signal.  */
+int pocl_remote_worker_run (void (*fn) (void *), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
