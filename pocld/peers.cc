@@ -462,6 +462,10 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
              (unsigned long long)pd.offset, (unsigned long long)arrived);
     drop_peer_lanes(l);
     l.up = false;
+    // What came is asked for again into the same staging: the writes of
+    // its prefix read from it until they end.
+    if (s->last_write != nullptr)
+      clWaitForEvents(1, &s->last_write);
     s->resend = true;
     queue_peer_ack(index, h.id, POCL_REMOTE_PEER_ACK_RESEND, pd.offset);
     return 1;
