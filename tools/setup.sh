@@ -33,7 +33,9 @@ if [[ $thin == 0 ]]; then
          libavcodec-dev libavutil-dev libswscale-dev ffmpeg
          # The package tests: systemd-analyze verify on the unit, and the unit's
          # system call filters emulated with libseccomp (tests/remote/service_sandbox.py).
-         systemd python3-seccomp)
+         systemd python3-seccomp
+         # gdb: a remote test that sees its servers hang prints their threads' stacks.
+         gdb)
   client_pkgs=(clblast-tests clpeak python3-venv)
 else
   client_pkgs=()

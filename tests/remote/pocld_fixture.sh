@@ -2,11 +2,14 @@
 # Start or stop a pocld on a free loopback port, for tests and tools/main.sh.
 #   pocld_fixture.sh start STATE_FILE POCLD_BINARY BUILD_DIR
 #   pocld_fixture.sh stop  STATE_FILE
+#   pocld_fixture.sh stacks STATE_FILE...
 # start: picks a port P with P, P+1 (data socket) and P+2 free, runs
 #   pocld --address 127.0.0.1 --port P --log-level info
 # in the background serving the build's pthread device, waits (bounded) until it listens
 # on P and P+1, and writes POCLD_PORT/POCLD_PID/POCLD_LOG into STATE_FILE.
 # stop: SIGTERM, then SIGKILL if it is still alive after a bound; removes STATE_FILE.
+# stacks: every thread's stack of the session processes of these pocld (gdb), for a test
+#   that saw them hang (REMOTE_TEST_ON_HANG, tests/remote/remote_test_util.c).
 # Env: POCLD_START_TIMEOUT (s, default 60), POCLD_STOP_TIMEOUT (s, default 10),
 #      POCLD_LOG_LEVEL (default info), POCLD_SERVED_DEVICES (the server's POCL_DEVICES,
 #      default pthread), POCLD_FIXTURE_BINARY (run this pocld instead of
@@ -147,9 +150,24 @@ cmd_start() {
   return 1
 }
 
+cmd_stacks() {
+  local state pid child
+  command -v gdb >/dev/null || { log "no gdb: no stacks"; return 0; }
+  for state in "$@"; do
+    pid=$(state_get "$state" POCLD_PID)
+    is_our_pocld "$pid" || continue
+    for child in $(pgrep -P "$pid"); do
+      log "---- stacks of session process $child (pocld $pid) ----"
+      timeout 60 gdb -p "$child" -batch -nx -ex "thread apply all bt" 2>&1 \
+        | grep -E '^(Thread|#)' >&2 || true
+    done
+  done
+}
+
 [[ $# -ge 2 ]] || usage
 case "$1" in
   start) [[ $# == 4 ]] || usage; cmd_start "$2" "$3" "$4" ;;
   stop) [[ $# == 2 ]] || usage; cmd_stop "$2" ;;
+  stacks) shift; cmd_stacks "$@" ;;
   *) usage ;;
 esac

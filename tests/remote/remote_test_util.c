@@ -271,6 +271,13 @@ run_sub (const char *name, void (*fn) (void), unsigned seconds)
                r == 2 ? " (hung: its commands stay blocked, later checks on "
                         "the same queues may hang too)"
                       : " (reason above)");
+      /* What the servers' threads wait for, while they still wait.  */
+      const char *hook = getenv ("REMOTE_TEST_ON_HANG");
+      if (r == 2 && hook != NULL && *hook != '\0')
+        {
+          int rc = system (hook);
+          (void)rc;
+        }
       if (r == 1 && sub_after_failure)
         {
           watchdog (seconds, "draining the queues after a failed check");
