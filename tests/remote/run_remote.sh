@@ -32,6 +32,9 @@ export POCL_DEVICES=${RUN_REMOTE_DEVICES:-remote}
 export POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/${RUN_REMOTE_SERVER_DEVICE:-0}
 export OCL_ICD_VENDORS=${RUN_REMOTE_VENDORS:-$build/ocl-vendors}
 export POCL_BUILDING=1
+# A check that hangs prints the server's session stacks (remote_test_util.c),
+# without the sanitizer runtime preloaded into gdb.
+export REMOTE_TEST_ON_HANG="env -u LD_PRELOAD $(printf '%q ' "$(dirname "$0")/pocld_fixture.sh" stacks "$state")"
 if [[ -n ${RUN_REMOTE_PRELOAD:-} ]]; then
   export LD_PRELOAD=$RUN_REMOTE_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}
 fi

@@ -117,7 +117,7 @@ for i in "${!served[@]}"; do
   ports+=("$(sed -n 's/^POCLD_PORT=//p' "$state" | head -n1)")
 done
 # A check that hangs prints the servers' stacks while they still wait.
-export REMOTE_TEST_ON_HANG="$(printf '%q ' "$fixture" stacks "${states[@]}")"
+export REMOTE_TEST_ON_HANG="env -u LD_PRELOAD $(printf '%q ' "$fixture" stacks "${states[@]}")"
 if [[ $mode == ucx_declined ]]; then
   # UCX is loaded where --ucx may use it, and only there (protocol/pocl_remote_ucx.c).
   for i in 0 1; do
