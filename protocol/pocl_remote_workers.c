@@ -1,4 +1,5 @@
-/* pocl_remote_workers.c - threads that stay (pocl_remote_workers.h).
+/* pocl_remote_workers.c - the runtime's own threads (pocl_remote_workers.h):
+   detached ones that block every signal, and a pool of threads that stay.
 
    A striped payload needs a thread per lane at both ends.  Made and joined
    for each message, seven of them cost 152-155 us on the four-H200 host
@@ -61,6 +62,23 @@ worker_main (void *p)
 }
 
 int
+pocl_remote_thread_detached (void *(*fn) (void *), void *arg)
+{
+  /* No signal of the application's lands on the runtime's threads.  */
+  sigset_t all, old;
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  pthread_attr_t a;
+  pthread_attr_init (&a);
+  pthread_attr_setdetachstate (&a, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  int r = pthread_create (&t, &a, fn, arg);
+  pthread_attr_destroy (&a);
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  return r == 0 ? 0 : -1;
+}
+
+int
 pocl_remote_worker_run (void (*fn) (void *), void *arg)
 {
   pthread_mutex_lock (&pool_mu);
@@ -83,18 +101,7 @@ pocl_remote_worker_run (void (*fn) (void *), void *arg)
   pthread_cond_init (&w->cv, NULL);
   w->fn = fn;
   w->arg = arg;
-  /* No signal of the application's lands on a worker.  */
-  sigset_t all, old;
-  sigfillset (&all);
-  pthread_sigmask (SIG_SETMASK, &all, &old);
-  pthread_attr_t a;
-  pthread_attr_init (&a);
-  pthread_attr_setdetachstate (&a, PTHREAD_CREATE_DETACHED);
-  pthread_t t;
-  int r = pthread_create (&t, &a, worker_main, w);
-  pthread_attr_destroy (&a);
-  pthread_sigmask (SIG_SETMASK, &old, NULL);
-  if (r != 0)
+  if (pocl_remote_thread_detached (worker_main, w) != 0)
     {
       pthread_cond_destroy (&w->cv);
       free (w);

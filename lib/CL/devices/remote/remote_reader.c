@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "pocl_debug.h"
+#include "pocl_remote_workers.h"
 #include "remote.h"
 #include "remote_trace.h"
 
@@ -537,15 +538,10 @@ pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *), void *arg)
 {
   /* Detached: a reader ends on its own when the connection does, and
      nobody waits for it (the application may exit at any time).  */
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t t;
-  int r = pthread_create (&t, &attr, fn, arg);
-  pthread_attr_destroy (&attr);
+  int r = pocl_remote_thread_detached (fn, arg);
   if (r)
     pocl_remote_reader_done (s);
-  return r ? -1 : 0;
+  return r;
 }
 
 /* Starts the two reader threads of s's current sockets.  */
