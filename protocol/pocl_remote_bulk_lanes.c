@@ -246,7 +246,8 @@ run_stripes (stripe_run *run, uint64_t *arrived)
   unsigned k;
   pthread_mutex_init (&run->mu, NULL);
   pthread_cond_init (&run->done, NULL);
-  run->helpers = 0;
+  /* No worker has a job yet: one that cannot be given is taken off.  */
+  run->helpers = run->count - 1;
   run->failed = 0;
   run->given = 0;
   memset (run->stripes, 0, sizeof (run->stripes));
@@ -257,9 +258,6 @@ run_stripes (stripe_run *run, uint64_t *arrived)
     }
   for (k = 1; k < run->count; ++k)
     {
-      pthread_mutex_lock (&run->mu);
-      ++run->helpers;
-      pthread_mutex_unlock (&run->mu);
       given[k] = pocl_remote_worker_run (worker_job, &jobs[k]) == 0;
       if (!given[k])
         {
