@@ -440,6 +440,12 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
             mark == POCL_RMSG_UCX ? "UCX, which this end did not offer,"
                                   : "lanes");
   POCLD_TRACE_SPAN(PeerRecv, h.id, POCL_RMSG_PEER_DATA, len, trace_t0);
+  // A chunk that did not come whole comes again into the same staging
+  // (asked for again, or sent again after a resume): the writes of what
+  // came of it read from there until they end.
+  if ((got == POCL_REMOTE_BULK_BROKEN || got == POCL_REMOTE_BULK_PARTIAL) &&
+      written > 0 && s->last_write != nullptr)
+    clWaitForEvents(1, &s->last_write);
   // Broken under it, the chunk comes again whole if the link resumes (what
   // of it was written is written again); run_peer fails the slot if not.
   if (got == POCL_REMOTE_BULK_BROKEN)
@@ -462,10 +468,6 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
              (unsigned long long)pd.offset, (unsigned long long)arrived);
     drop_peer_lanes(l);
     l.up = false;
-    // What came is asked for again into the same staging: the writes of
-    // its prefix read from it until they end.
-    if (s->last_write != nullptr)
-      clWaitForEvents(1, &s->last_write);
     s->resend = true;
     queue_peer_ack(index, h.id, POCL_REMOTE_PEER_ACK_RESEND, pd.offset);
     return 1;
