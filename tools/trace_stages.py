@@ -2,7 +2,7 @@
 """Where the time of a chain and of a migration goes, from a merged PoCL-R
 trace (tools/trace_merge.py; doc/tracing.md).
 
-    tools/trace_stages.py MERGED.json [--chain N] [--commands]
+    tools/trace_stages.py MERGED.json [--chain N] [--commands | --round]
 
 Chains: runs of N (default 100) consecutive NDRANGE enqueues, as
 tools/bench/overhead_bench.c makes; per chain from the first enqueue to the
@@ -14,6 +14,11 @@ a command's life (enqueue, send, pocld's receipt, its native enqueue and
 completion, the COMPLETION sent and read, the event complete), for the
 stream kernels' and the dot's read-back (tools/bench/overhead_bench.c
 stream).
+
+Round (--round): the last burst of commands that begins with NDRANGEs,
+as a round of examples/remote/matmul makes (tools/gpu_multi.sh traces
+one): per server when its kernels completed and each PEER_DATA it
+received, in ms from the round's first enqueue.
 
 Migrations: each clEnqueueMigrateMemObjects that moved bytes between two
 servers (the client enqueues two migration commands within 100 us; a
@@ -191,14 +196,66 @@ def migrations(evs, by_id, names):
                       (h, min(xs), pct(xs, 0.5), pct(xs, 0.9)))
 
 
+def last_round(evs, names):
+    """The last burst of commands that begins with NDRANGEs (a round of
+    examples/remote/matmul, traced by tools/gpu_multi.sh): its length, and
+    per server when its kernels completed and each PEER_DATA it received
+    (ms from the round's first enqueue: at, bytes, how long it took)."""
+    enq = [e for e in evs if e["name"] == "enqueue"]
+    nd = [e for e in enq if e["args"].get("msg") == NDRANGE]
+    if not nd:
+        return
+    start = nd[-1]["ts"]
+    for e in reversed(nd):
+        if start - e["ts"] > 10000:
+            break
+        start = e["ts"]
+    ids, last = set(), start
+    for e in enq:
+        if e["ts"] < start:
+            continue
+        if e["ts"] - last > 10000:
+            break
+        ids.add(e["args"]["id"])
+        last = e["ts"]
+    done = [e["ts"] for e in evs
+            if e["name"] == "complete" and e["args"]["id"] in ids]
+    end = max(done)
+    kernels = {e["args"]["id"] for e in nd if e["args"]["id"] in ids}
+    ms = lambda t: (t - start) / 1e3
+    print("round: %d commands, %.2f ms from the first enqueue to the last "
+          "completion" % (len(ids), ms(end)))
+    for pid in sorted(names):
+        mine = [e for e in evs if e["pid"] == pid and start <= e["ts"] <= end]
+        ends = [ms(e["ts"]) for e in mine if e["name"] == "native_complete"
+                and e["args"]["id"] in kernels]
+        data = ["%.2f: %d MiB in %.2f ms" % (ms(e["ts"]), e["args"]["bytes"] >> 20,
+                                             e["dur"] / 1e3)
+                for e in mine if e["name"] == "peer_recv"
+                and e["args"].get("msg") == 101 and e["args"]["bytes"] > 0]
+        if not ends and not data:
+            continue
+        print("  %s" % names[pid])
+        if ends:
+            print("    kernels completed at " +
+                  " ".join("%.2f" % t for t in ends))
+        for d in data:
+            print("    PEER_DATA at " + d)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("merged")
     ap.add_argument("--chain", type=int, default=100)
     ap.add_argument("--commands", action="store_true",
                     help="stages per command type")
+    ap.add_argument("--round", action="store_true",
+                    help="the last round of a traced matmul, per server")
     a = ap.parse_args()
     evs, by_id, names = load(a.merged)
+    if a.round:
+        last_round(evs, names)
+        return
     if a.commands:
         commands(evs, by_id)
     chains(evs, by_id, a.chain)
