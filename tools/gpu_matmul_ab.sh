@@ -6,7 +6,10 @@
 #   - examples/remote/matmul N on all GPUs, best of REPEAT, and its parallel
 #     efficiency against the native single GPU measured in the same round;
 #   - with MIGRATIONS=1, `remote_bench 200 --migrations` between the pocld of
-#     GPU 0 and GPU 1 (4 B to 1 GiB, against the client's own writes).
+#     GPU 0 and GPU 1 (4 B to 1 GiB, against the client's own writes);
+#   - with TRACE=1, every matmul run traced (client and pocld), its merged trace
+#     in $OUT/mm-R-TREE-SETTING.json and its last round's summary printed
+#     (tools/trace_stages.py --round), so that a slow run says where it lost.
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> [OLD=DIR] tools/gpu_matmul_ab.sh N [SETTING...]
 # SETTING: NAME=VAR=VALUE[,VAR=VALUE...] (variables for the pocld processes),
 # or NAME alone for pocld's defaults (default: one setting, "default").
@@ -42,15 +45,17 @@ export POCL_BUILDING=1
 
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null' EXIT
-# start_servers TREE SETTING: a pocld per GPU on port + 10 i
+# start_servers TREE SETTING [TRACE_PREFIX]: a pocld per GPU on port + 10 i
 start_servers() {
-  local thin=$build/$1/thin setting=$2 i p envs=()
+  local thin=$build/$1/thin setting=$2 trace=${3:-} i p envs=() args
   [[ $setting == *=* ]] && IFS=, read -ra envs <<<"${setting#*=}"
   pids=()
   for ((i = 0; i < gpus; ++i)); do
     p=$((port + 10 * i))
+    args=(--port "$p" --log-level info)
+    [[ -n $trace ]] && args+=(--trace "$trace-$i")
     env "${envs[@]}" OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=$i "$thin/pocld/pocld" \
-      --port "$p" --log-level info >"$logs/pocld-$p.log" 2>&1 &
+      "${args[@]}" >"$logs/pocld-$p.log" 2>&1 &
     pids+=($!)
   done
   for ((i = 0; i < gpus; ++i)); do
@@ -65,7 +70,8 @@ stop_servers() {
   wait "${pids[@]}" 2>/dev/null
   pids=()
 }
-# client TREE K COMMAND...: COMMAND through the first K GPUs' pocld
+# client TREE K COMMAND...: COMMAND through the first K GPUs' pocld (traced into
+# $client_trace if set)
 client() {
   local thin=$build/$1/thin k=$2 i devs=""
   shift 2
@@ -73,7 +79,8 @@ client() {
     devs+="remote "
     export POCL_REMOTE${i}_PARAMETERS=127.0.0.1:$((port + 10 * i))/0
   done
-  POCL_DEVICES=${devs% } OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so${icd_more:-} timeout 300 "$@"
+  env ${client_trace:+POCL_REMOTE_TRACE=$client_trace} POCL_DEVICES="${devs% }" \
+    OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so${icd_more:-} timeout 300 "$@"
 }
 for ((r = 1; r <= rounds; ++r)); do
   native=$(OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=0 timeout 300 "$bin/matmul" "$n" 1 "$repeat" \
@@ -81,8 +88,11 @@ for ((r = 1; r <= rounds; ++r)); do
   echo "round $r: matmul $n natively on one GPU: $native ms"
   for s in "${settings[@]}"; do
     for v in "${trees[@]}"; do
-      start_servers "$v" "$s"
-      client "$v" "$gpus" "$bin/matmul" "$n" "$gpus" "$repeat" >"$logs/matmul.log" 2>&1
+      tr=
+      [[ ${TRACE:-0} == 1 ]] && tr=$logs/mm-$r-$v-${s%%=*} && rm -f "$tr"-*.json
+      start_servers "$v" "$s" "$tr"
+      client_trace=${tr:+$tr-client.json} \
+        client "$v" "$gpus" "$bin/matmul" "$n" "$gpus" "$repeat" >"$logs/matmul.log" 2>&1
       t=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' "$logs/matmul.log")
       [[ -n $t ]] || tail -5 "$logs/matmul.log"
       awk -v s="$v ${s%%=*}" -v t="$t" -v tn="$native" -v g="$gpus" 'BEGIN {
@@ -94,6 +104,11 @@ for ((r = 1; r <= rounds; ++r)); do
           2>&1 | sed 's/^/    /'
       fi
       stop_servers
+      if [[ -n $tr ]]; then
+        python3 "$repo/tools/trace_merge.py" -o "$tr.json" "$tr"-client.json "$tr"-[0-9].*.json \
+          && python3 "$repo/tools/trace_stages.py" "$tr.json" --round | sed 's/^/    /'
+        rm -f "$tr"-*.json
+      fi
     done
   done
 done
