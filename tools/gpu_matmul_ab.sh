@@ -95,6 +95,17 @@ for ((r = 1; r <= rounds; ++r)); do
         client "$v" "$gpus" "$bin/matmul" "$n" "$gpus" "$repeat" >"$logs/matmul.log" 2>&1
       t=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' "$logs/matmul.log")
       [[ -n $t ]] || tail -5 "$logs/matmul.log"
+      # Now, before remote_bench's sessions on the same servers trace too;
+      # a session writes its trace (renamed into place) as it ends.
+      if [[ -n $tr ]]; then
+        for _ in $(seq 50); do
+          (($(compgen -G "$tr-[0-9].*.json" | wc -l) >= gpus)) && break
+          sleep 0.1
+        done
+        python3 "$repo/tools/trace_merge.py" -o "$tr.json" "$tr"-client.json "$tr"-[0-9].*.json \
+          && python3 "$repo/tools/trace_stages.py" "$tr.json" --round | sed 's/^/    /'
+        rm -f "$tr"-*.json
+      fi
       awk -v s="$v ${s%%=*}" -v t="$t" -v tn="$native" -v g="$gpus" 'BEGIN {
         if (t == "") { printf "  %-20s failed\n", s; exit }
         printf "  %-20s matmul on %d GPUs %8.2f ms, efficiency %.1f%%\n", s, g, t, 100 * tn / (g * t) }'
@@ -104,11 +115,6 @@ for ((r = 1; r <= rounds; ++r)); do
           2>&1 | sed 's/^/    /'
       fi
       stop_servers
-      if [[ -n $tr ]]; then
-        python3 "$repo/tools/trace_merge.py" -o "$tr.json" "$tr"-client.json "$tr"-[0-9].*.json \
-          && python3 "$repo/tools/trace_stages.py" "$tr.json" --round | sed 's/^/    /'
-        rm -f "$tr"-*.json
-      fi
     done
   done
 done

@@ -56,8 +56,12 @@ def load(path):
     # Hops between processes are exact only within the servers' clock
     # uncertainty (doc/tracing.md, Clocks): a short one may come out negative.
     for sv in d.get("pocl_remote_merged", {}).get("servers", []):
-        print("server %s: clock uncertainty +-%.1f us" %
-              (names.get(sv["pid"], sv["pid"]), sv["uncertainty_ns"] / 1e3))
+        name = names.get(sv["pid"], sv["pid"])
+        if sv["uncertainty_ns"] is None:
+            print("server %s: not aligned (in no client's trace)" % name)
+        else:
+            print("server %s: clock uncertainty +-%.1f us" %
+                  (name, sv["uncertainty_ns"] / 1e3))
     return evs, by_id, names
 
 
