@@ -48,6 +48,52 @@ after_kernel (cl_command_queue q, cl_command_queue q2, cl_kernel touch,
   return t[ITERS / 2];
 }
 
+/* Median microseconds of a blocking 4-byte transfer on q while a marker on
+   q2 waits for a user event, as a destination pocld writes a migration's
+   bytes while the MIGRATE_IN marker on the client's queue waits for them
+   (doc/benchmarks.md, stop 19).  */
+static void CL_CALLBACK
+on_marker (cl_event e, cl_int status, void *arg)
+{
+  (void)e;
+  (void)status;
+  (void)arg;
+}
+
+/* With `callback`, the marker has a completion callback too, as pocld
+   registers one on every command's event.  */
+static double
+gated (cl_context c, cl_command_queue q, cl_command_queue q2, cl_mem b,
+       int write, int callback, double *t)
+{
+  int v = 7, i;
+  for (i = -100; i < ITERS; ++i)
+    {
+      cl_int err;
+      cl_event ue = clCreateUserEvent (c, &err), m = NULL;
+      if (err || clEnqueueMarkerWithWaitList (q2, 1, &ue, &m)
+          || (callback
+              && clSetEventCallback (m, CL_COMPLETE, on_marker, NULL))
+          || clFlush (q2))
+        return -1;
+      double t0 = now_us ();
+      err = write ? clEnqueueWriteBuffer (q, b, CL_TRUE, 0, 4, &v, 0, NULL,
+                                          NULL)
+                  : clEnqueueReadBuffer (q, b, CL_TRUE, 0, 4, &v, 0, NULL,
+                                         NULL);
+      double dt = now_us () - t0;
+      clSetUserEventStatus (ue, CL_COMPLETE);
+      if (err || clWaitForEvents (1, &m))
+        return -1;
+      clReleaseEvent (m);
+      clReleaseEvent (ue);
+      if (i >= 0)
+        t[i] = dt;
+    }
+  qsort (t, ITERS, sizeof (double), cmp_double);
+  return t[ITERS / 2];
+}
+
 enum how
 {
   BLOCKING,
@@ -135,12 +181,25 @@ main (void)
     {
       printf ("  the same on an out-of-order, profiled queue    %7.1f\n",
               after_kernel (ooo, q2, touch, b, 0, t));
-      clReleaseCommandQueue (ooo);
+    }
+  if (ooo != NULL)
+    {
+      int cb;
+      for (cb = 0; cb < 2; ++cb)
+        {
+          const char *with = cb ? ", called back" : "";
+          printf ("  read  blocking, a marker on another queue gated%s %6.1f\n",
+                  with, gated (c, q, ooo, b, 0, cb, t));
+          printf ("  write blocking, a marker on another queue gated%s %6.1f\n",
+                  with, gated (c, q, ooo, b, 1, cb, t));
+        }
     }
   if (other != NULL)
     printf ("  migration between the two devices, one way     %7.1f\n",
             after_kernel (q, other, touch, b, 1, t));
   free (t);
+  if (ooo != NULL)
+    clReleaseCommandQueue (ooo);
   clReleaseKernel (touch);
   clReleaseProgram (pr);
   if (other != NULL)
