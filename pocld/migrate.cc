@@ -7,6 +7,7 @@
 #include "pocl_remote_workers.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <new>
 
@@ -313,6 +314,10 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     std::lock_guard<std::mutex> lock(mu_);
     ack_waits_.emplace(p->id, PeerAckWait{p->peer});
   }
+  if (status == CL_COMPLETE && pd.total > 0 && message_max == UINT64_MAX) {
+    status = push_whole(p, chunks, ends, pd, striped);
+    chunks.clear();
+  }
   for (size_t k = 0; k < chunks.size(); ++k) {
     // Waited for even when not sent: each reads into the staging.
     cl_int st = wait(chunks[k]);
@@ -337,16 +342,80 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     sent = true;
     pd.offset = end;
   }
-  if (status != CL_COMPLETE) {
+  if (status != CL_COMPLETE && !(pd.flags & POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS)) {
     pd.status = status;
     peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd, nullptr, 0);
-  } else if (striped)
+  } else if (status == CL_COMPLETE && striped)
     status = settle_push(p->peer, p->id, pd, p->staging);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ack_waits_.erase(p->id);
   }
   complete(p, status);
+}
+
+// Over lanes or UCX a large PUSH goes as one PEER_DATA whose stripes leave
+// as the reads under them end, and its outcome after it (STATUS_FOLLOWS,
+// protocol 16): as a message per chunk read, the first waited for its
+// read, and each was a fork and join of the lanes' threads at both ends
+// that waited for the one before.  Releases the chunks' events.
+cl_int Session::push_whole(Pending *p, const std::vector<cl_event> &chunks,
+                           const std::vector<uint64_t> &ends,
+                           pocl_remote_peer_data &pd, bool &striped)
+{
+  struct Reads {
+    const std::vector<cl_event> &chunks;
+    const std::vector<uint64_t> &ends;
+    std::atomic<size_t> done{0}; // chunks [0, done) have ended
+  } reads{chunks, ends};
+  // From the lanes' threads, each before its stripe leaves.
+  auto ready = [](void *arg, uint64_t upto) {
+    Reads &r = *static_cast<Reads *>(arg);
+    size_t done = r.done.load(std::memory_order_acquire);
+    size_t need = done;
+    while (need < r.ends.size() && (need == 0 ? 0 : r.ends[need - 1]) < upto)
+      ++need;
+    for (size_t k = done; k < need; ++k)
+      clWaitForEvents(1, &r.chunks[k]);
+    while (done < need &&
+           !r.done.compare_exchange_weak(done, need, std::memory_order_release,
+                                         std::memory_order_acquire)) {
+    }
+  };
+  // The first read first, outside the link's lock: the reads wait for the
+  // PUSH's waits, which may need the command reader (a user event it
+  // completes), and the command reader may need the link's lock (a
+  // matmul's gather on four servers hung so).  Once it has ended, the
+  // others wait for the device alone.
+  ready(&reads, 1);
+  const pocl_remote_bulk_src src{ready, &reads};
+  pd.flags |= POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS;
+  cl_int status = CL_COMPLETE;
+  if (!peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd,
+                 p->staging->data(), pd.total, &striped, p->staging, &src))
+    status = CL_DEVICE_NOT_AVAILABLE;
+  // The reads under the content have ended (peer_send saw to it); those
+  // past it are waited for too: they read into the staging.
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    cl_int st = CL_COMPLETE;
+    clWaitForEvents(1, &chunks[k]);
+    clGetEventInfo(chunks[k], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
+                   &st, nullptr);
+    if (status == CL_COMPLETE && st < 0 &&
+        (k == 0 ? 0 : ends[k - 1]) < pd.total)
+      status = st;
+    clReleaseEvent(chunks[k]);
+  }
+  pocl_remote_peer_data fin = pd;
+  fin.status = status;
+  fin.flags = (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE) |
+              POCL_REMOTE_PEER_DATA_STATUS;
+  fin.offset = pd.total;
+  if (!peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &fin, sizeof fin,
+                 nullptr, 0) &&
+      status == CL_COMPLETE)
+    status = CL_DEVICE_NOT_AVAILABLE;
+  return status;
 }
 
 // A striped push is done once the receiver says so: until then a lane that

@@ -241,13 +241,25 @@ bool Session::peer_connected(uint32_t index)
 
 bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
                         const void *body, size_t body_len, const void *payload,
-                        uint64_t payload_len, bool *striped, Staging *keep)
+                        uint64_t payload_len, bool *striped, Staging *keep,
+                        const pocl_remote_bulk_src *src)
 {
   if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
   PeerLink &l = peers_[index];
   POCLD_TRACE_MSG(PeerSend, type, id, body, payload_len, 0);
   std::unique_lock<std::mutex> lock(l.mu);
+  // A payload still being read is all in place before the lock goes, sent
+  // or not: a resume sends the logged message again from the same bytes.
+  struct AllReady {
+    const pocl_remote_bulk_src *src;
+    uint64_t n;
+    ~AllReady()
+    {
+      if (src != nullptr)
+        src->ready(src->arg, n);
+    }
+  } all_ready{src, payload_len};
   // After what a resume sends again.
   l.cv.wait(lock, [&] { return !l.replaying; });
   // Kept for a resume until the peer handled it (peer_resume.cc).
@@ -269,7 +281,8 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
   if (striped != nullptr) {
     uint32_t mark = 0;
     r = send_bulk(l.link, l.bulk, type, id, body, body_len,
-                  static_cast<const uint8_t *>(payload), payload_len, &mark);
+                  static_cast<const uint8_t *>(payload), payload_len, &mark,
+                  src);
     if (mark == POCL_RMSG_UCX)
       LOG_DEBUG(sid_, "peer %u: %llu bytes for %llu over UCX", index,
                 (unsigned long long)payload_len, (unsigned long long)id);
@@ -279,10 +292,13 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
                 POCL_RMSG_LANE_COUNT(mark));
     if (mark != 0)
       *striped = true;
-  } else
+  } else {
+    if (src != nullptr)
+      src->ready(src->arg, payload_len);
     r = send_msg(l.link, type, id, body, body_len, payload, payload_len)
             ? POCL_REMOTE_BULK_OK
             : POCL_REMOTE_BULK_BROKEN;
+  }
   if (r == POCL_REMOTE_BULK_PARTIAL) {
     LOG_WARN(sid_,
              "peer %u: a lane failed under %llu bytes for %llu: the link goes "
@@ -307,6 +323,9 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
 // releases the native marker that orders the queue's later commands.
 void Session::finish_peer_slot(PeerSlot &s, cl_int status)
 {
+  // A slot that fails may have writes from its staging still running.
+  if (s.last_write != nullptr && status != CL_COMPLETE)
+    clWaitForEvents(1, &s.last_write);
   if (s.p != nullptr) {
     complete(s.p, status);
     s.p = nullptr;
@@ -380,12 +399,17 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     return out;
   };
   const uint64_t len = h.payload_size;
+  const bool status_only = pd.flags & POCL_REMOTE_PEER_DATA_STATUS;
   // After a PEER_ACK asked for bytes again, chunks of later offsets still
-  // in flight are dropped until the first asked for comes.
+  // in flight are dropped until the first asked for comes.  A status comes
+  // after the bytes it is for (some of them asked again, maybe).
   if (s->peer != index || pd.total > s->size ||
+      (pd.flags & ~POCL_REMOTE_PEER_DATA_FLAGS) != 0 ||
       (s->resend ? pd.offset < s->received : pd.offset != s->received) ||
       pd.offset > pd.total || len > pd.total - pd.offset ||
       (pd.status < 0 && len != 0) ||
+      (status_only && (len != 0 || pd.offset != pd.total ||
+                       !s->status_follows || s->status_in)) ||
       (s->image && (pd.offset != 0 || len != pd.total))) {
     LOG_ERR(sid_,
             "peer %u: %llu bytes at %llu of %llu for migration %llu (%llu "
@@ -398,6 +422,38 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     finish_peer_slot(out, CL_DEVICE_NOT_AVAILABLE);
     return -1;
   }
+  // The bytes in, and their status if one follows: the slot ends.
+  auto finish_in = [&] {
+    PeerSlot out = take();
+    if (out.striped)
+      queue_peer_ack(index, h.id, CL_SUCCESS, out.received);
+    if (out.staging == nullptr)
+      return 1;
+    if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
+      memcpy(out.staging->data() + out.size, &pd.size_value, 8);
+    out.staging->size = out.received;
+    // Handled now, before the write (which the slot makes whether or not
+    // the link holds): the pusher may drop the bytes from its log and
+    // their staging go back to its pool before the next migration wants
+    // one.
+    peer_handled(index, h);
+    write_peer_slot(out);
+    return 2;
+  };
+  if (status_only) {
+    POCLD_TRACE(PeerRecv, h.id, POCL_RMSG_PEER_DATA, 0);
+    if (pd.status < 0) {
+      PeerSlot out = take();
+      finish_peer_slot(out, pd.status);
+      sweep_failed();
+      return 1;
+    }
+    s->status_in = true;
+    // Bytes asked for again still to come: the last of them ends it.
+    return s->received < pd.total ? 1 : finish_in();
+  }
+  if (pd.flags & POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS)
+    s->status_follows = true;
   const bool stale = s->resend && pd.offset != s->received;
   if (!stale)
     s->resend = false;
@@ -508,22 +564,9 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
       s->last_write = e;
     }
   }
-  if (s->received < pd.total)
+  if (s->received < pd.total || (s->status_follows && !s->status_in))
     return 1;
-  PeerSlot out = take();
-  if (out.striped)
-    queue_peer_ack(index, h.id, CL_SUCCESS, out.received);
-  if (out.staging == nullptr)
-    return 1;
-  if (pd.flags & POCL_REMOTE_PEER_DATA_HAS_SIZE)
-    memcpy(out.staging->data() + out.size, &pd.size_value, 8);
-  out.staging->size = out.received;
-  // Handled now, before the write (which the slot makes whether or not
-  // the link holds): the pusher may drop the bytes from its log and their
-  // staging go back to its pool before the next migration wants one.
-  peer_handled(index, h);
-  write_peer_slot(out);
-  return 2;
+  return finish_in();
 }
 
 // Reads one peer's messages until its link ends and does not resume

@@ -291,6 +291,11 @@ struct PeerSlot {
   // A striped PEER_DATA lost bytes on a lane and PEER_ACK asked for them
   // again: later chunks still in flight are dropped until they come.
   bool resend = false;
+  // The bytes count only with the status that follows them
+  // (POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS), which came (a success: a
+  // failure ends the slot at once).
+  bool status_follows = false;
+  bool status_in = false;
 };
 
 // A pusher waiting for its migration's PEER_ACK (Session::wait_peer_ack).
@@ -607,6 +612,9 @@ private:
                   const pocl_remote_peer_data &pd);
   void stream_push(Pending *p, std::vector<cl_event> chunks,
                    std::vector<uint64_t> ends, cl_event size_read);
+  cl_int push_whole(Pending *p, const std::vector<cl_event> &chunks,
+                    const std::vector<uint64_t> &ends,
+                    pocl_remote_peer_data &pd, bool &striped);
   // The session's private in-order queue on q's device, made on first use
   // (command reader only).
   cl_command_queue transfer_queue(const Queue &q, cl_int &err);
@@ -672,7 +680,8 @@ private:
   // True once the message is sent or logged for a resume.
   bool peer_send(uint32_t index, uint32_t type, uint64_t id, const void *body,
                  size_t body_len, const void *payload, uint64_t payload_len,
-                 bool *striped = nullptr, Staging *keep = nullptr);
+                 bool *striped = nullptr, Staging *keep = nullptr,
+                 const pocl_remote_bulk_src *src = nullptr);
   // PEER_ACKs go out from a thread of their own, never from a peer reader:
   // two readers each sending to the other's full socket would deadlock.
   void queue_peer_ack(uint32_t peer, uint64_t id, int32_t status,

@@ -144,21 +144,25 @@ bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
 
 int send_bulk(Conn c, pocl_remote_bulk &b, uint32_t type, uint64_t id,
               const void *body, size_t body_len, const uint8_t *payload,
-              uint64_t payload_len, uint32_t *mark_out)
+              uint64_t payload_len, uint32_t *mark_out,
+              const pocl_remote_bulk_src *src)
 {
   const uint32_t mark = b.ops->mark(&b, payload_len);
   if (mark_out != nullptr)
     *mark_out = mark;
-  if (mark == 0)
+  if (mark == 0) {
+    if (src != nullptr)
+      src->ready(src->arg, payload_len);
     return send_msg(c, type, id, body, body_len, payload, payload_len)
                ? POCL_REMOTE_BULK_OK
                : POCL_REMOTE_BULK_BROKEN;
+  }
   pocl_remote_hdr h{type | mark, static_cast<uint32_t>(body_len), payload_len,
                     id};
   iovec iov[2] = {{&h, sizeof h}, {const_cast<void *>(body), body_len}};
   if (!send_iov(c, iov, body_len ? 2 : 1))
     return POCL_REMOTE_BULK_BROKEN;
-  return b.ops->send(&b, &c, mark, payload, payload_len);
+  return b.ops->send(&b, &c, mark, payload, payload_len, src);
 }
 
 bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],

@@ -107,10 +107,12 @@ bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
               size_t body_len, const void *payload, uint64_t payload_len);
 // One message whose payload goes the way the connection's bulk transport
 // marks it (*mark; 0: inline, send_msg): POCL_REMOTE_BULK_OK, _PARTIAL or
-// _BROKEN.
+// _BROKEN.  src: when a payload still being read is ready (inline: all of
+// it before the send).
 int send_bulk(Conn c, pocl_remote_bulk &b, uint32_t type, uint64_t id,
               const void *body, size_t body_len, const uint8_t *payload,
-              uint64_t payload_len, uint32_t *mark = nullptr);
+              uint64_t payload_len, uint32_t *mark = nullptr,
+              const pocl_remote_bulk_src *src = nullptr);
 // seen: a resume's counts (pocl_remote_hello_reply), or null.
 bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
                       uint32_t num_devices, const uint64_t *seen = nullptr);

@@ -60,6 +60,17 @@ typedef struct pocl_remote_bulk_io
   uint64_t step;
 } pocl_remote_bulk_io;
 
+/* How the sender gives a payload whose bytes are still being produced (a
+   device's reads into it): ready (arg, upto) returns once the payload's
+   first `upto` bytes are in place.  The transport calls it before those
+   bytes leave, from its threads, any number of times.  NULL: every byte
+   is in place.  */
+typedef struct pocl_remote_bulk_src
+{
+  void (*ready) (void *arg, uint64_t upto);
+  void *arg;
+} pocl_remote_bulk_src;
+
 typedef struct pocl_remote_bulk pocl_remote_bulk;
 
 typedef struct pocl_remote_bulk_ops
@@ -70,9 +81,9 @@ typedef struct pocl_remote_bulk_ops
      link's send lock from here to the end of send.  */
   uint32_t (*mark) (pocl_remote_bulk *b, uint64_t n);
   /* The payload [p, p + n) of a message whose header (with `mark`) and body
-     went out on `link`.  */
+     went out on `link`; its bytes as src says they are ready.  */
   int (*send) (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
-               const void *p, uint64_t n);
+               const void *p, uint64_t n, const pocl_remote_bulk_src *src);
   /* The payload of a message that came on `link` with `mark`, into dst
      (NULL: dropped).  *arrived: the gap-free prefix in, also on failure.  */
   int (*recv) (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,

@@ -3,6 +3,7 @@
    message's own send.  Compiled into the client driver and into pocld.  */
 
 #include "pocl_remote_bulk.h"
+#include "pocl_remote_lanes.h"
 
 int
 pocl_remote_no_registration (pocl_remote_bulk *b, void *p, uint64_t n)
@@ -75,13 +76,22 @@ inline_mark (pocl_remote_bulk *b, uint64_t n)
 /* Only reached for a mark of 0, which goes in the message's own send.  */
 static int
 inline_send (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
-             const void *p, uint64_t n)
+             const void *p, uint64_t n, const pocl_remote_bulk_src *src)
 {
   (void)b;
   (void)mark;
-  struct iovec iov = { (void *)p, (size_t)n };
-  return pocl_remote_link_send (link, &iov, 1) ? POCL_REMOTE_BULK_BROKEN
-                                               : POCL_REMOTE_BULK_OK;
+  /* Bytes still being produced leave by stripes as they are ready.  */
+  uint64_t piece = src != NULL ? POCL_REMOTE_STRIPE : n, off;
+  for (off = 0; off < n; off += piece)
+    {
+      uint64_t len = n - off < piece ? n - off : piece;
+      if (src != NULL)
+        src->ready (src->arg, off + len);
+      struct iovec iov = { (char *)p + off, (size_t)len };
+      if (pocl_remote_link_send (link, &iov, 1))
+        return POCL_REMOTE_BULK_BROKEN;
+    }
+  return POCL_REMOTE_BULK_OK;
 }
 
 static int

@@ -117,6 +117,7 @@ typedef struct stripe_run
   char *base; /* receiving: NULL drops the bytes */
   uint64_t n;
   const pocl_remote_bulk_io *io;
+  const pocl_remote_bulk_src *src; /* sending: when the bytes are ready */
   pthread_mutex_t mu;                          /* what follows */
   pthread_cond_t done;                         /* helpers reached 0 */
   unsigned helpers;                            /* workers not done */
@@ -182,6 +183,8 @@ move_stripes (stripe_run *run, unsigned k)
       if (run->send)
         {
           struct iovec iov = { run->base + off, (size_t)len };
+          if (run->src != NULL)
+            run->src->ready (run->src->arg, off + len);
           r = pocl_remote_link_send (l, &iov, 1);
         }
       else if (k == 0)
@@ -312,13 +315,13 @@ lanes_mark (pocl_remote_bulk *b, uint64_t n)
 
 static int
 lanes_send (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
-            const void *p, uint64_t n)
+            const void *p, uint64_t n, const pocl_remote_bulk_src *src)
 {
   pocl_remote_lanes *ln = (pocl_remote_lanes *)b->state;
   stripe_run run;
   run.count = POCL_RMSG_LANE_COUNT (mark) + 1;
   if (run.count == 1)
-    return pocl_remote_inline_bulk_ops.send (b, link, mark, p, n);
+    return pocl_remote_inline_bulk_ops.send (b, link, mark, p, n, src);
   run.streams[0] = *link;
   pthread_mutex_lock (&ln->mu);
   take_lanes (ln, &run);
@@ -328,6 +331,7 @@ lanes_send (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
   run.base = (char *)p;
   run.n = n;
   run.io = NULL;
+  run.src = src;
   return run_stripes (&run, NULL);
 }
 
@@ -374,6 +378,7 @@ lanes_recv (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
   run.base = (char *)dst;
   run.n = n;
   run.io = io;
+  run.src = NULL;
   return run_stripes (&run, arrived);
 }
 

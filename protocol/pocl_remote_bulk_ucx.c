@@ -47,11 +47,14 @@ ucx_mark (pocl_remote_bulk *b, uint64_t n)
 
 static int
 ucx_send (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
-          const void *p, uint64_t n)
+          const void *p, uint64_t n, const pocl_remote_bulk_src *src)
 {
   pocl_remote_ucx_bulk *u = ucx_of (b);
   if (mark != POCL_RMSG_UCX)
-    return u->inner.ops->send (&u->inner, link, mark, p, n);
+    return u->inner.ops->send (&u->inner, link, mark, p, n, src);
+  /* Its pieces are posted together: all of the bytes first.  */
+  if (src != NULL)
+    src->ready (src->arg, n);
   uint64_t seq = u->tx_seq;
   u->tx_seq += pocl_remote_ucx_pieces (n, POCL_REMOTE_UCX_PIECE);
   if (pocl_remote_ucx_send_pieces (u->ep, u->tx_secret, seq, p, n,

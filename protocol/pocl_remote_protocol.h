@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 15u
+#define POCL_REMOTE_PROTOCOL_VERSION 16u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -663,12 +663,19 @@ typedef struct pocl_remote_migrate
    at least POCL_REMOTE_STRIPE_MIN of a buffer may go striped over the peer
    lanes (type | POCL_RMSG_LANES (n)).  A migration with a striped
    PEER_DATA is acknowledged (PEER_ACK), and its pusher keeps the bytes
-   until then.  */
+   until then.
+   STATUS_FOLLOWS (version 16): the payload left while the pusher's reads
+   still ran, so its bytes count only with the status that follows: a
+   PEER_DATA with STATUS, no payload, offset = total, and the migration's
+   outcome.  The migration completes once both are in.  */
 #define POCL_REMOTE_PEER_DATA_HAS_SIZE 1u
+#define POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS 2u
+#define POCL_REMOTE_PEER_DATA_STATUS 4u
+#define POCL_REMOTE_PEER_DATA_FLAGS 7u
 typedef struct pocl_remote_peer_data
 {
   int32_t status;
-  uint32_t flags;      /* POCL_REMOTE_PEER_DATA_HAS_SIZE */
+  uint32_t flags;      /* POCL_REMOTE_PEER_DATA_* */
   uint64_t size_value; /* the content-size buffer's value */
   uint64_t offset;
   uint64_t total;

@@ -177,8 +177,9 @@ if(ENABLE_HOST_CPU_DEVICES)
   #    cut: the same with random cuts of the client's connections to one server.
   #    nvidia: two servers on the paths they take over NVIDIA's OpenCL.
   #    lanes: two with peer lanes forced on, and migrations up to 64 MiB.
+  #    lanes_four: four with peer lanes, the matmul's inputs pushed whole.
   #    peer_cut: two with the link between them cut at random.
-  set(multi_server_modes two three mixed cut nvidia lanes peer_cut)
+  set(multi_server_modes two three mixed cut nvidia lanes lanes_four peer_cut)
   # UCX between the servers (pocld built with it): forced on over its TCP and
   # its shared memory, cut mid-payload, declined by one end, among three
   # servers; and for the client's own payloads too, over TCP, over shared

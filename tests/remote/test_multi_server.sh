@@ -13,6 +13,11 @@
 #             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
 #             migrations between the servers are under way: the client resumes its
 #             session every time and every check must hold; at least 10 cuts.
+#      lanes_four: four servers with 3 peer lanes each, and MATMUL at 1024, whose
+#             4 MiB inputs go from the first server to the three others as
+#             PUSHes in one PEER_DATA each while the first server's command
+#             reader still works (a pusher that held its link waiting for its
+#             reads hung the gather once);
 #      lanes: two servers with 3 peer lanes (POCLD_PEER_LANES), --ucx off (an
 #             RDMA host's auto would take UCX), and the client with 2 lanes, forced on
 #             whatever the CPU count: also buffers of
@@ -83,6 +88,11 @@ case $mode in
   three) served=("pthread pthread" "pthread" "pthread")
          devices="remote remote remote remote"; params=("0/0" "0/1" "1/0" "2/0") ;;
   mixed) served=("pthread"); devices="remote pthread"; params=("0/0") ;;
+  lanes_four) served=("pthread" "pthread" "pthread" "pthread")
+              devices="remote remote remote remote"; params=("0/0" "1/0" "2/0" "3/0")
+              export POCLD_PEER_LANES=3 POCLD_LOG_LEVEL=debug
+              extra=("--ucx off" "--ucx off" "--ucx off" "--ucx off")
+              matmul_n=1024 ;;
   lanes) served=("pthread" "pthread"); devices="remote remote"; params=("0/0" "1/0")
          export POCLD_PEER_LANES=3 POCL_REMOTE_LANES=2 POCLD_LOG_LEVEL=debug
          export MULTI_SERVER_LARGE=1
@@ -203,7 +213,7 @@ fi
 timeout -k 5 400 "$client"
 rc=$?
 if [[ $rc == 0 && -n $matmul ]]; then
-  timeout -k 5 300 "$matmul" 128 0 1
+  timeout -k 5 300 "$matmul" "${matmul_n:-128}" 0 1
   rc=$?
 fi
 if [[ ($mode == cut || $mode == ucx_client_cut) && $rc == 0 ]]; then
@@ -227,6 +237,13 @@ if [[ $mode == peer_cut && $rc == 0 ]]; then
     echo "$name: FAIL: $cuts cuts (at least 5), $resumed resumes logged (at least 10)"
     exit 1
   fi
+fi
+if [[ $mode == lanes_four && $rc == 0 ]]; then
+  logs=()
+  for s in "${states[@]}"; do logs+=("${s%.state}.log"); done
+  whole=$(cat "${logs[@]}" | grep -c "4194304 bytes for [0-9]* striped over 3 peer lanes")
+  echo "$name: $whole PEER_DATA of 4 MiB striped whole"
+  ((whole >= 6)) || { echo "$name: FAIL: fewer than 6 PUSHes of 4 MiB in one striped PEER_DATA"; exit 1; }
 fi
 if [[ $mode == lanes && $rc == 0 ]]; then
   logs=()

@@ -118,7 +118,7 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
              resume sends it again inline.  */
           if (pocl_remote_link_send (l, iov, n - 1) == 0
               && s->bulk.ops->send (&s->bulk, l, mark, iov[n - 1].iov_base,
-                                    total)
+                                    total, NULL)
                      == POCL_REMOTE_BULK_PARTIAL)
             pocl_remote_shutdown_links (s);
         }
