@@ -342,7 +342,9 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     sent = true;
     pd.offset = end;
   }
-  if (status != CL_COMPLETE && !(pd.flags & POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS)) {
+  // push_whole has sent its own outcome.
+  if (status != CL_COMPLETE &&
+      !(pd.flags & POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS)) {
     pd.status = status;
     peer_send(p->peer, POCL_RMSG_PEER_DATA, p->id, &pd, sizeof pd, nullptr, 0);
   } else if (status == CL_COMPLETE && striped)
