@@ -60,11 +60,14 @@ def main():
         a.plot(sizes, gbps, marker="o", label=f"{label} ({commit})")
     sizes4 = [int(r["bytes"]) for r in mig4]
     for commit, label in {"e9adf23": "peer lanes, 2 of 4 H200 (e9adf23)",
-                          "d4806b9": "stop 15's end, 2 of 4 H200 (d4806b9)"}.items():
+                          "d4806b9": "stop 15's end, 2 of 4 H200 (d4806b9)",
+                          "ce6a3d6": "threads that stay, 2 of 4 H200 (ce6a3d6)"}.items():
         a.plot(sizes4, [s / float(r[commit]) / 1e3 for s, r in zip(sizes4, mig4)],
                marker="s", linestyle="--", label=label)
     a.axhline(18.36, color="black", linestyle="-.",
               label="the client's 64 MiB write (d4806b9 run)")
+    a.axhline(21.37, color="black", linestyle=(0, (1, 3)),
+              label="the client's 64 MiB write (ce6a3d6 run)")
     a.axhline(4.7, color="grey", linestyle="--",
               label="loopback TCP, one stream (iperf-like)")
     a.axhline(3.0, color="grey", linestyle=":",
