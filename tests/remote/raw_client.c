@@ -2,7 +2,8 @@
    raw sockets (protocol/pocl_remote_protocol.h), for tests of what pocld does
    with messages an OpenCL client would never send.  Included by a test after
    remote_test_util.c (for fail, xmalloc, clerr); the test sets server_port.
-   test_session_isolation.c and test_hostile_limits.c use it.  */
+   test_session_isolation.c, test_hostile_limits.c, test_hostile_mem.c and
+   test_hostile_peer.c use it.  */
 
 #include "pocl_remote_protocol.h"
 
@@ -174,13 +175,15 @@ hello_body (pocl_remote_hello *hb, uint32_t magic, uint32_t version,
 }
 
 /* One correct handshake on fd, without a key (HELLO, AUTH_CHALLENGE, a zero
-   AUTH, HELLO_REPLY); returns the reply's status (fails on I/O).  */
+   AUTH, HELLO_REPLY), as a peer link of index `peer_index` for role PEER;
+   returns the reply's status (fails on I/O).  */
 static int32_t
-raw_hello (int fd, uint32_t role, const uint8_t *sid,
-           pocl_remote_hello_reply *out)
+raw_hello_as (int fd, uint32_t role, const uint8_t *sid, uint32_t peer_index,
+              pocl_remote_hello_reply *out)
 {
   pocl_remote_hello hb;
   hello_body (&hb, POCL_REMOTE_MAGIC, POCL_REMOTE_PROTOCOL_VERSION, role, sid);
+  hb.peer_index = peer_index;
   if (raw_send (fd, POCL_RMSG_HELLO, 0, &hb, sizeof (hb), NULL, 0))
     fail ("sending a correct HELLO (role %u) failed: connection closed", role);
   raw_msg m;
@@ -206,6 +209,13 @@ raw_hello (int fd, uint32_t role, const uint8_t *sid,
           m.body.hello_reply.version);
   *out = m.body.hello_reply;
   return m.body.hello_reply.status;
+}
+
+static int32_t
+raw_hello (int fd, uint32_t role, const uint8_t *sid,
+           pocl_remote_hello_reply *out)
+{
+  return raw_hello_as (fd, role, sid, 0, out);
 }
 
 static void

@@ -18,6 +18,7 @@ set(REMOTE_E2E_PROGRAMS
   api_programs
   mem_objects
   hostile_mem
+  hostile_peer
   multi_server
   session_death
   program_binaries
@@ -140,6 +141,13 @@ if(ENABLE_HOST_CPU_DEVICES)
             $<TARGET_FILE:remote_test_hostile_mem>)
   set_tests_properties(remote/hostile_mem PROPERTIES ${remote_e2e_props}
     TIMEOUT 300 FAIL_REGULAR_EXPRESSION "hostile_mem: FAIL")
+  # A peer's PEER_DATA whose status follows its bytes (raw peer link):
+  # completed with that status; violations close the link.
+  add_test(NAME remote/hostile_peer
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_hostile_peer>)
+  set_tests_properties(remote/hostile_peer PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "hostile_peer: FAIL")
   # Event statuses as a local device shows them: CL_RUNNING once a command's
   # dependencies are done, failed user events, blocking calls that fail.
   remote_and_local(event_status 360)

@@ -1,0 +1,226 @@
+/* test_hostile_peer.c - what pocld does with a peer server's PEER_DATA of
+   protocol 16 (a payload whose status follows it, doc/protocol.md), the peer
+   being this program on a raw peer link of the fixture's session
+   (raw_client.c): every byte from a peer is checked like a client's.
+
+   Each case attaches a peer link of its own index, sends MIGRATE_IN for a
+   4 KiB buffer from that peer on the client's connection, then PEER_DATA as
+   the case says, and checks the migration's COMPLETION:
+
+   1. the bytes with STATUS_FOLLOWS: no COMPLETION until the status comes;
+      then CL_COMPLETE, and the buffer holds the bytes;
+   2. the bytes, then a status of CL_OUT_OF_RESOURCES: the migration
+      completes with it;
+   3. a status with no STATUS_FOLLOWS payload before it, 4. a status that
+      carries bytes, 5. a status at an offset other than the total, 6. a
+      status before all the bytes came, 7. an unknown flag: each a
+      violation, the link is closed and the migration completes with
+      CL_DEVICE_NOT_AVAILABLE.
+
+   Then the session still serves.  Usage (through run_remote.sh):
+   test_hostile_peer  */
+
+#define TEST_NAME "hostile_peer"
+#include "remote_test_util.c"
+
+#include "raw_client.c"
+
+#define QID 1ull
+#define BYTES 4096u
+
+/* A peer link of index `index` attached to the session.  */
+static int
+attach_peer (const raw_session *s, uint32_t index)
+{
+  int fd
+      = raw_connect ((uint16_t)(server_port + POCL_REMOTE_PEER_PORT_OFFSET));
+  pocl_remote_hello_reply rep;
+  int32_t st = raw_hello_as (fd, POCL_REMOTE_ROLE_PEER, s->sid,
+                             POCL_REMOTE_PEER_HELLO_INDEX (index, 0), &rep);
+  if (st != CL_SUCCESS)
+    fail ("a peer link of index %u was refused: %d", index, st);
+  return fd;
+}
+
+/* MIGRATE_IN of buffer mid from peer `index`: its event id.  */
+static uint64_t
+migrate_in (raw_session *s, uint64_t mid, uint32_t index)
+{
+  pocl_remote_migrate m;
+  memset (&m, 0, sizeof (m));
+  m.cmd.queue_id = QID;
+  m.dst_id = mid;
+  m.size = BYTES;
+  m.peer = index;
+  uint64_t id = ++s->next_id;
+  if (raw_send (s->cmd, POCL_RMSG_MIGRATE_IN, id, &m, sizeof (m), NULL, 0))
+    fail ("MIGRATE_IN: the connection closed");
+  return id;
+}
+
+static void
+peer_data (int fd, uint64_t id, int32_t status, uint32_t flags,
+           uint64_t offset, const void *bytes, uint64_t n)
+{
+  pocl_remote_peer_data pd;
+  memset (&pd, 0, sizeof (pd));
+  pd.status = status;
+  pd.flags = flags;
+  pd.offset = offset;
+  pd.total = BYTES;
+  /* The server may have closed the link already: what it does then is
+     what the case checks.  */
+  (void)raw_send (fd, POCL_RMSG_PEER_DATA, id, &pd, sizeof (pd), bytes, n);
+}
+
+/* The COMPLETION of event id within timeout_ms: its status, or 1 if none
+   came.  */
+static int32_t
+completion (raw_session *s, uint64_t id, int timeout_ms)
+{
+  for (;;)
+    {
+      raw_msg m;
+      int r = raw_recv (s->cmd, &m, timeout_ms);
+      if (r == IO_TIMEOUT)
+        return 1;
+      if (r)
+        fail ("the client's connection closed waiting for migration %llu",
+              (unsigned long long)id);
+      free (m.payload);
+      if (m.h.type == POCL_RMSG_COMPLETION && m.h.id == id)
+        return m.body.completion.status;
+    }
+}
+
+/* Whether the server closes the peer link within 10 s (what it sends before
+   is read and dropped).  */
+static int
+closed (int fd)
+{
+  for (;;)
+    {
+      raw_msg m;
+      int r = raw_recv (fd, &m, 10000);
+      if (r == IO_CLOSED)
+        return 1;
+      if (r == IO_TIMEOUT)
+        return 0;
+      free (m.payload);
+    }
+}
+
+static unsigned char pattern[BYTES];
+
+/* Cases 3-7: a violation.  */
+static void
+violation (raw_session *s, uint32_t index, uint64_t mid, const char *what)
+{
+  int fd = attach_peer (s, index);
+  uint64_t id = migrate_in (s, mid, index);
+  const uint32_t follows = POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS,
+                 status = POCL_REMOTE_PEER_DATA_STATUS;
+  switch (index)
+    {
+    case 3:
+      peer_data (fd, id, CL_COMPLETE, status, BYTES, NULL, 0);
+      break;
+    case 4:
+      peer_data (fd, id, CL_COMPLETE, follows, 0, pattern, BYTES);
+      peer_data (fd, id, CL_COMPLETE, status, BYTES, pattern, 8);
+      break;
+    case 5:
+      peer_data (fd, id, CL_COMPLETE, follows, 0, pattern, BYTES);
+      peer_data (fd, id, CL_COMPLETE, status, BYTES - 8, NULL, 0);
+      break;
+    case 6:
+      peer_data (fd, id, CL_COMPLETE, follows, 0, pattern, BYTES / 2);
+      peer_data (fd, id, CL_COMPLETE, status, BYTES, NULL, 0);
+      break;
+    default:
+      peer_data (fd, id, CL_COMPLETE, follows | 8u, 0, pattern, BYTES);
+      break;
+    }
+  int32_t st = completion (s, id, 10000);
+  if (st != CL_DEVICE_NOT_AVAILABLE)
+    fail ("%s: the migration completed with %d (%s), not "
+          "CL_DEVICE_NOT_AVAILABLE",
+          what, st, st == 1 ? "no COMPLETION in 10 s" : clerr (st));
+  if (!closed (fd))
+    fail ("%s: the peer link was not closed", what);
+  close (fd);
+  note ("%s: refused, the link closed, the migration failed", what);
+}
+
+int
+main (void)
+{
+  const char *p = getenv ("POCL_REMOTE0_PARAMETERS");
+  const char *colon = p ? strrchr (p, ':') : NULL;
+  if (colon == NULL)
+    fail ("POCL_REMOTE0_PARAMETERS (host:port/device) is not set: run me "
+          "through run_remote.sh");
+  server_port = (uint16_t)atoi (colon + 1);
+  alarm (240);
+  for (unsigned i = 0; i < BYTES; ++i)
+    pattern[i] = (unsigned char)(i * 7 + 3);
+  raw_session s;
+  raw_open (&s);
+  raw_create_queue (&s, QID);
+  for (uint64_t mid = 0x100; mid <= 0x700; mid += 0x100)
+    raw_create_buffer (&s, mid, BYTES);
+
+  /* 1. The bytes count only with their status.  */
+  int fd = attach_peer (&s, 1);
+  uint64_t id = migrate_in (&s, 0x100, 1);
+  peer_data (fd, id, CL_COMPLETE, POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS, 0,
+             pattern, BYTES);
+  int32_t st = completion (&s, id, 500);
+  if (st != 1)
+    fail ("the migration completed (%d) before its status came", st);
+  peer_data (fd, id, CL_COMPLETE, POCL_REMOTE_PEER_DATA_STATUS, BYTES, NULL,
+             0);
+  st = completion (&s, id, 10000);
+  if (st != CL_COMPLETE)
+    fail ("the migration completed with %d (%s) after its status",
+          st, st == 1 ? "no COMPLETION in 10 s" : clerr (st));
+  unsigned char *back = NULL;
+  uint64_t got = 0;
+  if (raw_read (&s, QID, 0x100, BYTES, &st, &back, &got) || st != CL_COMPLETE
+      || got != BYTES || memcmp (back, pattern, BYTES) != 0)
+    fail ("the migrated buffer does not hold the peer's bytes (status %d, "
+          "%llu bytes)",
+          st, (unsigned long long)got);
+  free (back);
+  note ("bytes with their status after them: completed with the status, "
+        "the bytes in place");
+
+  /* 2. A failed status fails the migration with it.  */
+  id = migrate_in (&s, 0x200, 1);
+  peer_data (fd, id, CL_COMPLETE, POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS, 0,
+             pattern, BYTES);
+  peer_data (fd, id, CL_OUT_OF_RESOURCES, POCL_REMOTE_PEER_DATA_STATUS, BYTES,
+             NULL, 0);
+  st = completion (&s, id, 10000);
+  if (st != CL_OUT_OF_RESOURCES)
+    fail ("a migration whose status failed completed with %d (%s)", st,
+          st == 1 ? "no COMPLETION in 10 s" : clerr (st));
+  close (fd);
+  note ("a failed status: the migration completed with it");
+
+  violation (&s, 3, 0x300, "a status with no payload before it");
+  violation (&s, 4, 0x400, "a status with bytes");
+  violation (&s, 5, 0x500, "a status at another offset than the total");
+  violation (&s, 6, 0x600, "a status before all its bytes");
+  violation (&s, 7, 0x700, "an unknown PEER_DATA flag");
+
+  /* The session still serves.  */
+  if (raw_write (&s, QID, 0x100, pattern, 64, &st) || st != CL_COMPLETE)
+    fail ("the session no longer serves a WRITE (%d)", st);
+  raw_close (&s);
+  printf ("%s: PASS: a status that follows its bytes completes the "
+          "migration with it; five violations close the link and fail the "
+          "migration; the session goes on\n",
+          TEST_NAME);
+  return 0;
+}
