@@ -9,7 +9,8 @@
 #     GPU 0 and GPU 1 (4 B to 1 GiB, against the client's own writes);
 #   - with TRACE=1, every matmul run traced (client and pocld), its merged trace
 #     in $OUT/mm-R-TREE-SETTING.json and its last round's summary printed
-#     (tools/trace_stages.py --round), so that a slow run says where it lost.
+#     (tools/trace_stages.py --round), so that a slow run says where it lost;
+#     the migrations then run on fresh, untraced servers.
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> [OLD=DIR] tools/gpu_matmul_ab.sh N [SETTING...]
 # SETTING: NAME=VAR=VALUE[,VAR=VALUE...] (variables for the pocld processes),
 # or NAME alone for pocld's defaults (default: one setting, "default").
@@ -110,6 +111,11 @@ for ((r = 1; r <= rounds; ++r)); do
         if (t == "") { printf "  %-20s failed\n", s; exit }
         printf "  %-20s matmul on %d GPUs %8.2f ms, efficiency %.1f%%\n", s, g, t, 100 * tn / (g * t) }'
       if [[ ${MIGRATIONS:-0} == 1 ]]; then
+        # Untraced servers: a trace slows the migrations it records.
+        if [[ -n $tr ]]; then
+          stop_servers
+          start_servers "$v" "$s"
+        fi
         # remote_bench's local device: NVIDIA's own.
         icd_more=:$nv BENCH_LOCAL=NVIDIA client "$v" 2 "$bin/remote_bench" 200 --migrations "$v" \
           2>&1 | sed 's/^/    /'
