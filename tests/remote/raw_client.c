@@ -17,6 +17,19 @@
 static uint16_t server_port;
 static char server_host[64] = "127.0.0.1";
 
+/* server_port from POCL_REMOTE0_PARAMETERS (host:port/device), which
+   run_remote.sh sets for the shared fixture's pocld.  */
+static __attribute__ ((unused)) void
+raw_port_from_run_remote (void)
+{
+  const char *p = getenv ("POCL_REMOTE0_PARAMETERS");
+  const char *colon = p ? strrchr (p, ':') : NULL;
+  if (colon == NULL)
+    fail ("POCL_REMOTE0_PARAMETERS (host:port/device) is not set: run me "
+          "through run_remote.sh");
+  server_port = (uint16_t)atoi (colon + 1);
+}
+
 
 enum
 {

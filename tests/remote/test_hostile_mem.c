@@ -373,12 +373,7 @@ image_sizes (raw_session *s)
 int
 main (void)
 {
-  const char *p = getenv ("POCL_REMOTE0_PARAMETERS");
-  const char *colon = p ? strrchr (p, ':') : NULL;
-  if (colon == NULL)
-    fail ("POCL_REMOTE0_PARAMETERS (host:port/device) is not set: run me "
-          "through run_remote.sh");
-  server_port = (uint16_t)atoi (colon + 1);
+  raw_port_from_run_remote ();
   alarm (240);
   raw_session s;
   raw_open (&s);

@@ -155,12 +155,7 @@ violation (raw_session *s, uint32_t index, uint64_t mid, const char *what)
 int
 main (void)
 {
-  const char *p = getenv ("POCL_REMOTE0_PARAMETERS");
-  const char *colon = p ? strrchr (p, ':') : NULL;
-  if (colon == NULL)
-    fail ("POCL_REMOTE0_PARAMETERS (host:port/device) is not set: run me "
-          "through run_remote.sh");
-  server_port = (uint16_t)atoi (colon + 1);
+  raw_port_from_run_remote ();
   alarm (240);
   for (unsigned i = 0; i < BYTES; ++i)
     pattern[i] = (unsigned char)(i * 7 + 3);
