@@ -156,7 +156,7 @@ bool Session::connect_peer(const Decoded &d)
     memcpy(l.session.data(), c.session_id, l.session.size());
     l.self_index = c.self_index;
   }
-  if (!dialed || !start_peer(conn, c.peer_index)) {
+  if (!dialed || !start_peer(conn, c.peer_index, false)) {
     if (conn.up()) {
       pocl_remote_link_close(&conn);
       why = "link taken";
@@ -187,15 +187,17 @@ bool Session::attach_peer(Conn c, uint32_t hello_index, const uint64_t seen[2])
     return attach_peer_lane(c, index, lane);
   if (seen[1] == POCL_REMOTE_PEER_RESUME)
     return resume_peer(c, index, seen[0]);
-  if (index >= POCL_REMOTE_MAX_PEERS || peer_connected(index))
+  if (index >= POCL_REMOTE_MAX_PEERS)
     return false;
-  if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
-                        static_cast<uint32_t>(devs_.devices.size())))
-    return false;
-  return start_peer(c, index);
+  return start_peer(c, index, true);
 }
 
-bool Session::start_peer(Conn c, uint32_t index)
+// With `hello`, the HELLO_REPLY goes once the link is known to be free and
+// before it is registered, under the link's lock: the peer's client, told
+// the link is up, may send MIGRATE_IN here at once, and it must find the
+// link; nothing else goes on the link before the reply.  A reply of this
+// size fits an empty socket buffer, so the locks are not held over a wait.
+bool Session::start_peer(Conn c, uint32_t index, bool hello)
 {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -205,6 +207,9 @@ bool Session::start_peer(Conn c, uint32_t index)
     std::lock_guard<std::mutex> llock(l.mu);
     // A link that may still resume has its reader, waiting for that.
     if ((l.link.up() && !l.broken) || l.resumable)
+      return false;
+    if (hello && !send_hello_reply(c, CL_SUCCESS, id_.data(),
+                                   static_cast<uint32_t>(devs_.devices.size())))
       return false;
     // The old link's reader may still be in it: closed at teardown.
     if (l.link.up())

@@ -602,7 +602,7 @@ private:
 
   // peers.cc: the peer mesh.
   bool connect_peer(const Decoded &d);
-  bool start_peer(Conn c, uint32_t index);
+  bool start_peer(Conn c, uint32_t index, bool hello);
   bool peer_connected(uint32_t index);
   void run_peer(uint32_t index);
   // Completes the slot's user event with `status` and releases the slot.
