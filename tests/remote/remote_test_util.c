@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef TEST_NAME
@@ -190,6 +191,45 @@ note (const char *fmt, ...)
    as failed) and the next one runs.  */
 static const char *volatile watchdog_what = "the test";
 
+/* What the handler runs on a hang, made when the watchdog is installed:
+   REMOTE_TEST_ON_HANG (the servers' stacks), then every thread's stack of
+   this process, taken while they still wait where they hung (gdb attached
+   from the child; the main thread waits for it in the handler).  */
+static char hang_cmd[2048];
+
+static void
+make_hang_cmd (void)
+{
+  const char *hook = getenv ("REMOTE_TEST_ON_HANG");
+  if (hook == NULL || *hook == '\0')
+    return;
+  int n = snprintf (
+      hang_cmd, sizeof (hang_cmd),
+      "%s; command -v gdb >/dev/null && { echo '---- stacks of the test (pid "
+      "%d) ----'; env -u LD_PRELOAD timeout 60 gdb -p %d -batch -nx -ex "
+      "'thread apply all bt' 2>&1 | grep -E '^(Thread|#)'; } >&2",
+      hook, (int)getpid (), (int)getpid ());
+  if (n < 0 || (size_t)n >= sizeof (hang_cmd))
+    hang_cmd[0] = '\0';
+}
+
+/* fork, execve and waitpid only: async-signal-safe.  */
+static void
+run_hang_cmd (void)
+{
+  if (hang_cmd[0] == '\0')
+    return;
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      execl ("/bin/sh", "sh", "-c", hang_cmd, (char *)NULL);
+      _exit (127);
+    }
+  if (pid > 0)
+    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+}
+
 static void
 watchdog_handler (int sig)
 {
@@ -209,6 +249,7 @@ watchdog_handler (int sig)
                                                            : sizeof (msg) - 1);
       (void)w;
     }
+  run_hang_cmd ();
   if (fail_jump)
     {
       sub_hung = 1;
@@ -230,6 +271,7 @@ watchdog (unsigned seconds, const char *what)
       sa.sa_handler = watchdog_handler;
       sigaction (SIGALRM, &sa, NULL);
       main_thread = pthread_self ();
+      make_hang_cmd ();
       installed = 1;
     }
   watchdog_what = what ? what : "the test";
@@ -271,13 +313,6 @@ run_sub (const char *name, void (*fn) (void), unsigned seconds)
                r == 2 ? " (hung: its commands stay blocked, later checks on "
                         "the same queues may hang too)"
                       : " (reason above)");
-      /* What the servers' threads wait for, while they still wait.  */
-      const char *hook = getenv ("REMOTE_TEST_ON_HANG");
-      if (r == 2 && hook != NULL && *hook != '\0')
-        {
-          int rc = system (hook);
-          (void)rc;
-        }
       if (r == 1 && sub_after_failure)
         {
           watchdog (seconds, "draining the queues after a failed check");
