@@ -288,6 +288,24 @@ test_already_failed (void)
       clReleaseEvent (e[i]);
     }
   expect_untouched (b, 9, "a kernel behind an already failed event");
+  /* The server knows the gate failed now and refuses each marker at once:
+     its COMPLETION may come before the enqueuing thread has told the
+     driver of the failed dependency, and the driver holds it until then;
+     released on that thread, with no message after it, it waited for good
+     (seen under TSan, about one run in 70 on a loaded machine).  Each
+     marker is another go at that race, a narrow one: 15 runs of this loop
+     under TSan without the fix did not hang.  */
+  for (int i = 0; i < 50; ++i)
+    {
+      cl_event m;
+      CHECK (clEnqueueMarkerWithWaitList (oq, 1, &gate, &m));
+      err = clWaitForEvents (1, &m);
+      EXPECT (err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+              "marker %d behind an already failed event: clWaitForEvents "
+              "returned %d (%s)",
+              i, err, clerr (err));
+      clReleaseEvent (m);
+    }
   clReleaseEvent (gate);
   clReleaseKernel (k);
   clReleaseMemObject (b);

@@ -384,6 +384,9 @@ void pocl_remote_complete (remote_server *s, remote_event *re,
    callbacks of one server race, two sockets and two servers reorder) are
    held, and completed by a reader once the dependencies are.  */
 void pocl_remote_complete_deferred (void);
+/* Called by a reader thread, which completes the held completions after
+   each message.  */
+void pocl_remote_reader_thread_started (void);
 
 /* remote_session.c, for remote_resume.c and remote_lanes.c */
 long pocl_remote_client_key (char *key);

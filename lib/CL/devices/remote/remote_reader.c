@@ -433,6 +433,7 @@ reader_thread (void *p)
   remote_server *s = arg->server;
   int data_socket = arg->data_socket;
   free (arg);
+  pocl_remote_reader_thread_started ();
   rbuf *rb = malloc (sizeof (rbuf));
   int broken = 0;
   if (rb != NULL)

@@ -329,9 +329,65 @@ pocl_remote_complete (remote_server *s, remote_event *re,
 
 /* Completions held back by pocl_remote_complete, once their dependencies
    are done.  One list for all servers: the dependency that releases a
-   completion may be another server's, whose reader must then complete it.  */
+   completion may be another server's, whose reader must then complete it.
+   Readers complete the list after each message.  A completion released on
+   any other thread (a user event's or a local device's broadcast, or a
+   dependency that had failed before its command was enqueued) may have no
+   message after it, and its command would wait for good: the drainer, a
+   thread started the first time that happens, completes it.  */
 static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t deferred_cond = PTHREAD_COND_INITIALIZER;
 static remote_event *deferred_list;
+static int drainer_started;
+static __thread int on_reader;
+
+void
+pocl_remote_reader_thread_started (void)
+{
+  on_reader = 1;
+}
+
+static void *
+drainer (void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock (&deferred_lock);
+  for (;;)
+    {
+      while (deferred_list == NULL)
+        pthread_cond_wait (&deferred_cond, &deferred_lock);
+      pthread_mutex_unlock (&deferred_lock);
+      pocl_remote_complete_deferred ();
+      pthread_mutex_lock (&deferred_lock);
+    }
+  return NULL;
+}
+
+/* Queues re's completion (re->completion); callers may hold event locks.  */
+static void
+defer (remote_event *re)
+{
+  pthread_mutex_lock (&deferred_lock);
+  re->deferred_next = deferred_list;
+  __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
+  if (!on_reader)
+    {
+      if (!drainer_started)
+        {
+          pthread_t t;
+          pthread_attr_t attr;
+          pthread_attr_init (&attr);
+          pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+          drainer_started = pthread_create (&t, &attr, drainer, NULL) == 0;
+          pthread_attr_destroy (&attr);
+          if (!drainer_started)
+            POCL_MSG_ERR ("remote: no thread to complete held completions: "
+                          "the next message completes them\n");
+        }
+      pthread_cond_signal (&deferred_cond);
+    }
+  pthread_mutex_unlock (&deferred_lock);
+}
 
 /* Completes what pocl_remote_notify_dep released; called by the reader
    threads with no locks held.  */
@@ -383,10 +439,7 @@ send_held (remote_event *re, cl_event e)
     return;
   memset (&re->completion, 0, sizeof (re->completion));
   re->completion.status = CL_DEVICE_NOT_AVAILABLE;
-  pthread_mutex_lock (&deferred_lock);
-  re->deferred_next = deferred_list;
-  __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
-  pthread_mutex_unlock (&deferred_lock);
+  defer (re);
 }
 
 static void
@@ -405,22 +458,14 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
   if (re && re->local)
     {
       if (event->wait_list == NULL)
-        {
-          pthread_mutex_lock (&deferred_lock);
-          re->deferred_next = deferred_list;
-          __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
-          pthread_mutex_unlock (&deferred_lock);
-        }
+        defer (re);
       return;
     }
   /* called with both events locked: only queue the held completion */
   if (re && re->deferred && event->wait_list == NULL)
     {
       re->deferred = 0;
-      pthread_mutex_lock (&deferred_lock);
-      re->deferred_next = deferred_list;
-      __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
-      pthread_mutex_unlock (&deferred_lock);
+      defer (re);
       return;
     }
   if (re == NULL || !__atomic_load_n (&re->sent, __ATOMIC_ACQUIRE))
