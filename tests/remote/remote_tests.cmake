@@ -25,6 +25,7 @@ set(REMOTE_E2E_PROGRAMS
   program_includes
   svm
   event_status
+  coalesce
   builtin_kernels)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
@@ -151,6 +152,16 @@ if(ENABLE_HOST_CPU_DEVICES)
   # Event statuses as a local device shows them: CL_RUNNING once a command's
   # dependencies are done, failed user events, blocking calls that fail.
   remote_and_local(event_status 360)
+  # Kernels of a burst held back to leave together keep their order and
+  # complete without a flush; the same checks with nothing held.
+  foreach(n 16 0)
+    add_test(NAME remote/coalesce_${n}
+      COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+              $<TARGET_FILE:remote_test_coalesce>)
+    set_tests_properties(remote/coalesce_${n} PROPERTIES ${remote_e2e_props}
+      TIMEOUT 300 ENVIRONMENT "POCL_REMOTE_COALESCE=${n}"
+      FAIL_REGULAR_EXPRESSION "coalesce: FAIL")
+  endforeach()
   # A session process that dies (a kernel writing to a wild address) fails
   # its pending commands; the next context gets a fresh session.  On a pocld
   # of its own, whose sanitizer (tools/sanitize.sh) leaves the crash alone.

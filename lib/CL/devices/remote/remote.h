@@ -124,6 +124,11 @@ struct remote_server
   pthread_mutex_t cmd_send_lock;
   pthread_mutex_t data_send_lock;
   remote_log log[2]; /* [0]: command socket, [1]: data socket */
+  /* the first message of the command log held back (remote_coalesce.c),
+     0 if none (written under cmd_send_lock, atomic), and when the last
+     command was logged */
+  uint64_t held_from;
+  uint64_t held_since, last_cmd_ns;
   /* The server's counts of our messages from its last ACK, and our counts
      of its messages (reader threads), as in pocl_remote_hello.  Atomic.  */
   uint64_t acked[2];
@@ -149,6 +154,7 @@ struct remote_server
   remote_request *requests;
   uint64_t next_request_id;
   remote_event *events[REMOTE_EVENT_BUCKETS];
+  uint64_t in_flight; /* commands in `events` (atomic) */
 
   /* Contexts with a lower id belong to the dead session this one replaced
      (pocl_remote_session_for); 0 for the first session.  */
@@ -429,6 +435,31 @@ int pocl_remote_pack_includes (const char *source, const char *options,
 int pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
                             int stable_from);
 void pocl_remote_log_trim (remote_log *log, uint64_t seen);
+int pocl_remote_log_iov (remote_log_entry *e, struct iovec *iov);
+
+/* remote_coalesce.c */
+/* How many kernels of a burst may wait for the next write: by default on a
+   client with two CPUs or fewer (POCL_REMOTE_COALESCE).  */
+#define REMOTE_COALESCE 16
+#define REMOTE_COALESCE_MAX 64
+unsigned pocl_remote_coalesce_max (void);
+/* Sends the message just logged on the command link (iov, n), or holds it;
+   with the link's send lock held.  */
+int pocl_remote_send_cmd (remote_server *s, uint32_t type, struct iovec *iov,
+                          int n);
+/* Sends what s holds if it was held at `held_before` (monotonic ns) or
+   earlier.  */
+void pocl_remote_flush_held (remote_server *s, uint64_t held_before);
+/* Sends what s holds if no command sent before it is in flight: for the
+   readers, after each message.  */
+void pocl_remote_flush_idle (remote_server *s);
+/* Whether some server holds kernels.  */
+int pocl_remote_holding (void);
+/* Forgets what s holds (the send lock held): a resume replays it.  Returns
+   the first held message, or 0.  */
+uint64_t pocl_remote_unhold (remote_server *s);
+/* remote_session.c: pocl_remote_flush_held for every server.  */
+void pocl_remote_flush_all_held (uint64_t held_before);
 void pocl_remote_connection_broken (remote_server *s);
 
 /* remote.c: CL_DEVICE_AVAILABLE of the server's devices */

@@ -108,7 +108,9 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   if (r == 0 && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
     {
       pocl_remote_link *l = data_socket ? &s->data : &s->cmd;
-      if (mark == 0)
+      if (!data_socket)
+        pocl_remote_send_cmd (s, type, iov, n);
+      else if (mark == 0)
         pocl_remote_link_send (l, iov, n);
       else
         {
@@ -228,6 +230,7 @@ pocl_remote_event_insert (remote_server *s, remote_event *re)
   pthread_mutex_lock (&s->table_lock);
   re->hash_next = s->events[b];
   s->events[b] = re;
+  __atomic_fetch_add (&s->in_flight, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock (&s->table_lock);
 }
 
@@ -241,7 +244,10 @@ pocl_remote_event_take (remote_server *s, uint64_t id)
     p = &(*p)->hash_next;
   remote_event *re = *p;
   if (re)
-    *p = re->hash_next;
+    {
+      *p = re->hash_next;
+      __atomic_fetch_sub (&s->in_flight, 1, __ATOMIC_RELAXED);
+    }
   pthread_mutex_unlock (&s->table_lock);
   return re;
 }
@@ -294,7 +300,10 @@ pocl_remote_server_lost (remote_server *s)
           pthread_mutex_lock (&s->table_lock);
           remote_event *re = s->events[b];
           if (re)
-            s->events[b] = re->hash_next;
+            {
+              s->events[b] = re->hash_next;
+              __atomic_fetch_sub (&s->in_flight, 1, __ATOMIC_RELAXED);
+            }
           pthread_mutex_unlock (&s->table_lock);
           if (re == NULL)
             break;

@@ -504,6 +504,7 @@ reader_thread (void *p)
         break;
       __atomic_fetch_add (&s->seen[data_socket], 1, __ATOMIC_ACQ_REL);
       pocl_remote_complete_deferred ();
+      pocl_remote_flush_idle (s);
       maybe_ack (s, h.payload_size);
     }
 

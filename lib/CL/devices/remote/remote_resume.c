@@ -91,6 +91,23 @@ pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
   return 0;
 }
 
+/* The pieces of entry e as sent (at most 8): their count.  */
+int
+pocl_remote_log_iov (remote_log_entry *e, struct iovec *iov)
+{
+  int n = 0, i;
+  iov[n].iov_base = &e->hdr;
+  iov[n++].iov_len = sizeof (e->hdr);
+  if (e->copied)
+    {
+      iov[n].iov_base = entry_bytes (e);
+      iov[n++].iov_len = e->copied;
+    }
+  for (i = 0; i < e->nref; ++i)
+    iov[n++] = e->ref[i];
+  return n;
+}
+
 /* Writes the entries after `seen` to l, dropping those before.  */
 static int
 log_replay (remote_log *log, pocl_remote_link *l, uint64_t seen,
@@ -101,18 +118,8 @@ log_replay (remote_log *log, pocl_remote_link *l, uint64_t seen,
   uint64_t q;
   for (q = log->first; q < log->next; ++q)
     {
-      remote_log_entry *e = &log->ring[q & (log->cap - 1)];
       struct iovec iov[8];
-      int n = 0, i;
-      iov[n].iov_base = &e->hdr;
-      iov[n++].iov_len = sizeof (e->hdr);
-      if (e->copied)
-        {
-          iov[n].iov_base = entry_bytes (e);
-          iov[n++].iov_len = e->copied;
-        }
-      for (i = 0; i < e->nref; ++i)
-        iov[n++] = e->ref[i];
+      int n = pocl_remote_log_iov (&log->ring[q & (log->cap - 1)], iov);
       if (pocl_remote_link_send (l, iov, n))
         return -1;
       ++*count;
@@ -213,6 +220,8 @@ resume (remote_server *s, const char *key, size_t key_len)
       __atomic_store_n (&s->acked[1], rep.seen[1], __ATOMIC_RELEASE);
       /* Readers first: the server replays its own log at once, and must
          not block on a full socket while we replay ours.  */
+      /* what was held goes with the replay */
+      pocl_remote_unhold (s);
       if (pocl_remote_start_readers (s)
           || log_replay (&s->log[0], &s->cmd, rep.seen[0], &sent[0])
           || log_replay (&s->log[1], &s->data, rep.seen[1], &sent[1]))

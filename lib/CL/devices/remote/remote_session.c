@@ -22,6 +22,18 @@ static remote_server *servers = NULL;
 static remote_server *retired = NULL;
 
 void
+pocl_remote_flush_all_held (uint64_t held_before)
+{
+  if (!pocl_remote_holding ())
+    return;
+  pthread_mutex_lock (&servers_lock);
+  remote_server *s;
+  for (s = servers; s != NULL; s = s->next)
+    pocl_remote_flush_held (s, held_before);
+  pthread_mutex_unlock (&servers_lock);
+}
+
+void
 pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
 {
   pthread_mutex_lock (&servers_lock);

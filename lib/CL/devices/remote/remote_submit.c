@@ -489,6 +489,7 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
 static void
 pocl_remote_flush (cl_device_id device, cl_command_queue cq)
 {
+  pocl_remote_flush_all_held (UINT64_MAX);
 }
 
 /* Polls until *word differs from `seen` or the spin time is up: the
@@ -510,6 +511,7 @@ static void
 pocl_remote_join (cl_device_id device, cl_command_queue cq)
 {
   remote_queue *rq = (remote_queue *)cq->data;
+  pocl_remote_flush_all_held (UINT64_MAX);
   POCL_LOCK_OBJ (cq);
   if (cq->command_count > 0)
     {
@@ -536,6 +538,7 @@ static void
 pocl_remote_wait_event (cl_device_id device, cl_event event)
 {
   remote_event *re = (remote_event *)event->data;
+  pocl_remote_flush_all_held (UINT64_MAX);
   spin_while_unchanged (&re->finished, 0);
   POCL_LOCK_OBJ (event);
   while (event->status > CL_COMPLETE)

@@ -1,0 +1,213 @@
+/* remote_coalesce.c - the kernels of a burst leave together.
+
+   Where the client and pocld share a few cores, a message per kernel costs
+   a sendmsg here and a wake-up and a recv there, and pocld sees one kernel
+   at a time, so that each gets a native event and a callback (doc/pocld.md,
+   "Commands without a native event").  Hence a kernel enqueued within
+   REMOTE_BURST_NS of the link's previous command, while a command sent
+   before it is still in flight, stays in the replay log (where every
+   message goes anyway), up to POCL_REMOTE_COALESCE of them.  They leave in
+   one write with the first message that is not held, or on clFlush,
+   clFinish or a wait of the driver (every server's), or when the reader
+   completes the last command in flight (nothing else would wake it).  A
+   lone command, or the first of a burst, leaves at once.
+
+   A command in flight may wait for the application (a user event), which
+   may poll a held kernel without a flush first; the timer thread sends a
+   batch held longer than REMOTE_HOLD_NS.  It ticks only while kernels are
+   being held.  */
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pocl_debug.h"
+#include "pocl_runtime_config.h"
+#include "pocl_timing.h"
+#include "remote.h"
+
+#define REMOTE_BURST_NS 50000
+#define REMOTE_HOLD_NS 2000000
+
+unsigned
+pocl_remote_coalesce_max (void)
+{
+  /* computed once; threads racing on the first call compute the same */
+  static int cached = -1;
+  int n = __atomic_load_n (&cached, __ATOMIC_RELAXED);
+  if (n < 0)
+    {
+      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+      n = pocl_get_int_option ("POCL_REMOTE_COALESCE",
+                               cpus > 2 ? 0 : REMOTE_COALESCE);
+      if (n < 0)
+        n = 0;
+      if (n > REMOTE_COALESCE_MAX)
+        n = REMOTE_COALESCE_MAX;
+      __atomic_store_n (&cached, n, __ATOMIC_RELAXED);
+    }
+  return (unsigned)n;
+}
+
+static pthread_mutex_t timer_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t timer_cond = PTHREAD_COND_INITIALIZER;
+static pthread_once_t timer_once = PTHREAD_ONCE_INIT;
+static int timer_running; /* atomic */
+static int timer_idle;    /* timer_lock */
+static int held_lately;   /* atomic: a kernel was held since the last tick */
+static int holding;       /* atomic: servers with a held batch */
+
+int
+pocl_remote_holding (void)
+{
+  return __atomic_load_n (&holding, __ATOMIC_ACQUIRE) != 0;
+}
+
+static void *
+timer_thread (void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock (&timer_lock);
+  for (;;)
+    {
+      while (!__atomic_load_n (&held_lately, __ATOMIC_ACQUIRE))
+        {
+          timer_idle = 1;
+          pthread_cond_wait (&timer_cond, &timer_lock);
+        }
+      timer_idle = 0;
+      __atomic_store_n (&held_lately, 0, __ATOMIC_RELEASE);
+      pthread_mutex_unlock (&timer_lock);
+      struct timespec t = { 0, REMOTE_HOLD_NS };
+      nanosleep (&t, NULL);
+      pocl_remote_flush_all_held (pocl_gettimemono_ns () - REMOTE_HOLD_NS);
+      pthread_mutex_lock (&timer_lock);
+    }
+  return NULL;
+}
+
+static void
+start_timer (void)
+{
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create (&t, &attr, timer_thread, NULL) == 0)
+    __atomic_store_n (&timer_running, 1, __ATOMIC_RELEASE);
+  else
+    POCL_MSG_WARN ("remote: no timer thread: kernels go one by one\n");
+  pthread_attr_destroy (&attr);
+}
+
+static void
+wake_timer (void)
+{
+  if (__atomic_load_n (&held_lately, __ATOMIC_ACQUIRE)
+      || __atomic_exchange_n (&held_lately, 1, __ATOMIC_ACQ_REL))
+    return;
+  pthread_mutex_lock (&timer_lock);
+  if (timer_idle)
+    pthread_cond_signal (&timer_cond);
+  pthread_mutex_unlock (&timer_lock);
+}
+
+/* Whether message `seq` of `type`, just logged, stays in the log for now
+   (the command link's send lock held).  */
+static int
+hold (remote_server *s, uint32_t type, uint64_t seq)
+{
+  unsigned max = pocl_remote_coalesce_max ();
+  if (max == 0)
+    return 0;
+  uint64_t now = pocl_gettimemono_ns (), last = s->last_cmd_ns;
+  s->last_cmd_ns = now;
+  uint64_t held = s->held_from != 0 ? seq - s->held_from : 0;
+  /* the commands in flight include the held ones and this one */
+  uint64_t in_flight = __atomic_load_n (&s->in_flight, __ATOMIC_ACQUIRE);
+  if (type != POCL_RMSG_NDRANGE || now - last > REMOTE_BURST_NS || held >= max
+      || in_flight <= held + 1)
+    return 0;
+  pthread_once (&timer_once, start_timer);
+  if (!__atomic_load_n (&timer_running, __ATOMIC_ACQUIRE))
+    return 0;
+  if (s->held_from == 0)
+    {
+      s->held_since = now;
+      __atomic_store_n (&s->held_from, seq, __ATOMIC_RELEASE);
+      __atomic_fetch_add (&holding, 1, __ATOMIC_ACQ_REL);
+    }
+  wake_timer ();
+  return 1;
+}
+
+uint64_t
+pocl_remote_unhold (remote_server *s)
+{
+  uint64_t q = s->held_from;
+  if (q != 0)
+    {
+      __atomic_store_n (&s->held_from, 0, __ATOMIC_RELEASE);
+      __atomic_fetch_sub (&holding, 1, __ATOMIC_ACQ_REL);
+    }
+  return q;
+}
+
+/* Sends the held messages and those after them up to message `upto`, in
+   order (the command link's send lock held).  What a broken link does not
+   take goes with the resume's replay.  */
+static int
+send_held (remote_server *s, uint64_t upto)
+{
+  remote_log *log = &s->log[0];
+  uint64_t q = pocl_remote_unhold (s);
+  if (q == 0 || __atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
+    return 0;
+  while (q <= upto)
+    {
+      struct iovec iov[8 * (REMOTE_COALESCE_MAX + 1)];
+      int n = 0;
+      for (; q <= upto && n + 8 <= (int)(sizeof (iov) / sizeof (iov[0])); ++q)
+        n += pocl_remote_log_iov (&log->ring[q & (log->cap - 1)], iov + n);
+      if (pocl_remote_link_send (&s->cmd, iov, n))
+        return -1;
+    }
+  return 0;
+}
+
+int
+pocl_remote_send_cmd (remote_server *s, uint32_t type, struct iovec *iov,
+                      int n)
+{
+  uint64_t seq = s->log[0].next - 1;
+  if (hold (s, type, seq))
+    return 0;
+  if (s->held_from != 0)
+    return send_held (s, seq);
+  return pocl_remote_link_send (&s->cmd, iov, n);
+}
+
+void
+pocl_remote_flush_held (remote_server *s, uint64_t held_before)
+{
+  if (__atomic_load_n (&s->held_from, __ATOMIC_ACQUIRE) == 0)
+    return;
+  pthread_mutex_lock (&s->cmd_send_lock);
+  if (s->held_from != 0 && s->held_since <= held_before)
+    send_held (s, s->log[0].next - 1);
+  pthread_mutex_unlock (&s->cmd_send_lock);
+}
+
+void
+pocl_remote_flush_idle (remote_server *s)
+{
+  if (__atomic_load_n (&s->held_from, __ATOMIC_ACQUIRE) == 0)
+    return;
+  pthread_mutex_lock (&s->cmd_send_lock);
+  uint64_t next = s->log[0].next;
+  if (s->held_from != 0
+      && __atomic_load_n (&s->in_flight, __ATOMIC_ACQUIRE)
+             <= next - s->held_from)
+    send_held (s, next - 1);
+  pthread_mutex_unlock (&s->cmd_send_lock);
+}
