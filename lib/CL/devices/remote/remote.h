@@ -313,6 +313,12 @@ pocl_remote_dead (const remote_server *s)
    POCL_REMOTE_SPIN_US; 0 on two CPUs or fewer, where the spinner would take
    the CPU that the other threads and pocld need.  */
 uint64_t pocl_remote_spin_ns (void);
+/* The integer option `name` (read once into *cached, which starts at -1),
+   by default `few_cpus` on a machine of two CPUs or fewer and `more_cpus`
+   on more, clamped to 0..max.  */
+int64_t pocl_remote_cpu_option (int64_t *cached, const char *name,
+                                int64_t few_cpus, int64_t more_cpus,
+                                int64_t max);
 static inline void
 pocl_remote_pause (void)
 {

@@ -19,10 +19,8 @@
 
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "pocl_debug.h"
-#include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "remote.h"
 
@@ -32,21 +30,10 @@
 unsigned
 pocl_remote_coalesce_max (void)
 {
-  /* computed once; threads racing on the first call compute the same */
-  static int cached = -1;
-  int n = __atomic_load_n (&cached, __ATOMIC_RELAXED);
-  if (n < 0)
-    {
-      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-      n = pocl_get_int_option ("POCL_REMOTE_COALESCE",
-                               cpus > 2 ? 0 : REMOTE_COALESCE);
-      if (n < 0)
-        n = 0;
-      if (n > REMOTE_COALESCE_MAX)
-        n = REMOTE_COALESCE_MAX;
-      __atomic_store_n (&cached, n, __ATOMIC_RELAXED);
-    }
-  return (unsigned)n;
+  static int64_t cached = -1;
+  return (unsigned)pocl_remote_cpu_option (&cached, "POCL_REMOTE_COALESCE",
+                                           REMOTE_COALESCE, 0,
+                                           REMOTE_COALESCE_MAX);
 }
 
 static pthread_mutex_t timer_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -17,21 +17,29 @@
 #include "remote.h"
 #include "remote_trace.h"
 
+int64_t
+pocl_remote_cpu_option (int64_t *cached, const char *name, int64_t few_cpus,
+                        int64_t more_cpus, int64_t max)
+{
+  /* computed once; threads racing on the first call compute the same */
+  int64_t v = __atomic_load_n (cached, __ATOMIC_RELAXED);
+  if (v < 0)
+    {
+      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+      v = pocl_get_int_option (name, (int)(cpus > 2 ? more_cpus : few_cpus));
+      v = v < 0 ? 0 : v > max ? max : v;
+      __atomic_store_n (cached, v, __ATOMIC_RELAXED);
+    }
+  return v;
+}
+
 uint64_t
 pocl_remote_spin_ns (void)
 {
-  /* computed once; threads racing on the first call compute the same */
   static int64_t cached = -1;
-  int64_t ns = __atomic_load_n (&cached, __ATOMIC_RELAXED);
-  if (ns < 0)
-    {
-      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-      ns = 1000
-           * (int64_t)pocl_get_int_option ("POCL_REMOTE_SPIN_US",
-                                           cpus > 2 ? REMOTE_SPIN_US : 0);
-      __atomic_store_n (&cached, ns, __ATOMIC_RELAXED);
-    }
-  return (uint64_t)ns;
+  return 1000
+         * (uint64_t)pocl_remote_cpu_option (&cached, "POCL_REMOTE_SPIN_US", 0,
+                                             REMOTE_SPIN_US, INT32_MAX);
 }
 
 /* The trace's send events: commands, their DATA, and the notifications
