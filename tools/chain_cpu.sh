@@ -10,7 +10,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}/pocl
 n=${1:-8000}
 bin=$(mktemp -d)
-trap 'rm -rf "$bin"; "$repo/tests/remote/pocld_fixture.sh" stop "$bin/st" >/dev/null 2>&1 || true' EXIT
+trap '"$repo/tests/remote/pocld_fixture.sh" stop "$bin/st" >/dev/null 2>&1 || true; rm -rf "$bin"' EXIT
 cc -O2 -o "$bin/chain_cpu" "$repo/tools/bench/chain_cpu.c" -lOpenCL
 export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
 POCL_DEVICES=pthread "$bin/chain_cpu" native "$n"
