@@ -139,7 +139,14 @@ bool Session::connect_peer(const Decoded &d)
   auto c = load<pocl_remote_connect_peer>(d.body);
   std::string host(reinterpret_cast<const char *>(d.data), d.data_len);
   if (peer_connected(c.peer_index)) {
-    reply(d.hdr.id, CL_SUCCESS);
+    const cl_int st =
+        peer_confirmed(c.peer_index) ? CL_SUCCESS : CL_DEVICE_NOT_AVAILABLE;
+    if (st != CL_SUCCESS)
+      LOG_WARN(sid_,
+               "peer %u: asked to dial it while its link, which it "
+               "may not know of, waits",
+               c.peer_index);
+    reply(d.hdr.id, st);
     return true;
   }
   Conn conn;
@@ -232,6 +239,19 @@ bool Session::start_peer(Conn c, uint32_t index, bool hello)
     return false;
   }
   return true;
+}
+
+// Up, and known to the other end: we dialed it, or the peer sent on it.
+// A link the peer dialed and has sent nothing on may be one whose
+// HELLO_REPLY never reached it (cut on the way): it would never resume it,
+// and a client told that the two are linked would push into it for good.
+bool Session::peer_confirmed(uint32_t index)
+{
+  if (index >= POCL_REMOTE_MAX_PEERS)
+    return false;
+  PeerLink &l = peers_[index];
+  std::lock_guard<std::mutex> lock(l.mu);
+  return l.link.up() && !l.broken && (l.dialer || l.handled.load() > 0);
 }
 
 // Up, or broken and resuming (what is sent meanwhile goes once it is).

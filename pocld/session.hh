@@ -604,6 +604,7 @@ private:
   bool connect_peer(const Decoded &d);
   bool start_peer(Conn c, uint32_t index, bool hello);
   bool peer_connected(uint32_t index);
+  bool peer_confirmed(uint32_t index);
   void run_peer(uint32_t index);
   // Completes the slot's user event with `status` and releases the slot.
   void finish_peer_slot(PeerSlot &s, cl_int status);

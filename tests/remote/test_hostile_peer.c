@@ -17,6 +17,10 @@
       violation, the link is closed and the migration completes with
       CL_DEVICE_NOT_AVAILABLE.
 
+   8. A link the peer has sent nothing on: a CONNECT_PEER for that peer
+      gets CL_DEVICE_NOT_AVAILABLE (its HELLO_REPLY may never have reached
+      the peer); once the peer sent on it, CL_SUCCESS.
+
    Then the session still serves.  Usage (through run_remote.sh):
    test_hostile_peer  */
 
@@ -177,8 +181,8 @@ main (void)
              0);
   st = completion (&s, id, 10000);
   if (st != CL_COMPLETE)
-    fail ("the migration completed with %d (%s) after its status",
-          st, st == 1 ? "no COMPLETION in 10 s" : clerr (st));
+    fail ("the migration completed with %d (%s) after its status", st,
+          st == 1 ? "no COMPLETION in 10 s" : clerr (st));
   unsigned char *back = NULL;
   uint64_t got = 0;
   if (raw_read (&s, QID, 0x100, BYTES, &st, &back, &got) || st != CL_COMPLETE
@@ -208,6 +212,47 @@ main (void)
   violation (&s, 5, 0x500, "a status at another offset than the total");
   violation (&s, 6, 0x600, "a status before all its bytes");
   violation (&s, 7, 0x700, "an unknown PEER_DATA flag");
+
+  /* 8. A link a peer dialed and has sent nothing on may be one whose
+     HELLO_REPLY never reached it: asked to dial that peer, the server does
+     not answer that the two are linked; once the peer has sent on the
+     link, it does.  */
+  fd = attach_peer (&s, 8);
+  pocl_remote_connect_peer cp;
+  memset (&cp, 0, sizeof (cp));
+  cp.self_index = 0;
+  cp.peer_index = 8;
+  cp.port = (uint32_t)server_port + POCL_REMOTE_PEER_PORT_OFFSET;
+  cp.host_len = 9;
+  memcpy (cp.session_id, s.sid, sizeof (cp.session_id));
+  if (raw_request (&s, POCL_RMSG_CONNECT_PEER, &cp, sizeof (cp), "127.0.0.1",
+                   9, &st))
+    fail ("CONNECT_PEER: the connection closed");
+  if (st != CL_DEVICE_NOT_AVAILABLE)
+    fail ("CONNECT_PEER to a peer whose link it never sent on: %d (%s), not "
+          "CL_DEVICE_NOT_AVAILABLE",
+          st, clerr (st));
+  pocl_remote_notify n;
+  memset (&n, 0, sizeof (n));
+  n.event_id = 0x7fffffff;
+  n.status = CL_COMPLETE;
+  if (raw_send (fd, POCL_RMSG_PEER_NOTIFY, 0, &n, sizeof (n), NULL, 0))
+    fail ("PEER_NOTIFY: the peer link closed");
+  for (int tries = 0;; ++tries)
+    {
+      if (raw_request (&s, POCL_RMSG_CONNECT_PEER, &cp, sizeof (cp),
+                       "127.0.0.1", 9, &st))
+        fail ("CONNECT_PEER: the connection closed");
+      if (st == CL_SUCCESS)
+        break;
+      if (tries == 100)
+        fail ("CONNECT_PEER to a peer that sent on its link: %d (%s)", st,
+              clerr (st));
+      usleep (10000);
+    }
+  close (fd);
+  note ("a link its peer never sent on is not reported as linked; once it "
+        "sent, it is");
 
   /* The session still serves.  */
   if (raw_write (&s, QID, 0x100, pattern, 64, &st) || st != CL_COMPLETE)
