@@ -449,8 +449,9 @@ int pocl_remote_log_iov (remote_log_entry *e, struct iovec *iov);
 #define REMOTE_COALESCE 16
 #define REMOTE_COALESCE_MAX 64
 unsigned pocl_remote_coalesce_max (void);
-/* Sends the message just logged on the command link (iov, n), or holds it;
-   with the link's send lock held.  */
+/* Sends the message just logged on the command link (iov, n), or holds it
+   (1; the trace's send is then recorded when it goes); with the link's
+   send lock held.  */
 int pocl_remote_send_cmd (remote_server *s, uint32_t type, struct iovec *iov,
                           int n);
 /* Sends what s holds if it was held at `held_before` (monotonic ns) or

@@ -23,6 +23,7 @@
 #include "pocl_debug.h"
 #include "pocl_timing.h"
 #include "remote.h"
+#include "remote_trace.h"
 
 #define REMOTE_BURST_NS 50000
 #define REMOTE_HOLD_NS 2000000
@@ -140,11 +141,26 @@ pocl_remote_unhold (remote_server *s)
   return q;
 }
 
-/* Sends the held messages and those after them up to message `upto`, in
-   order (the command link's send lock held).  What a broken link does not
-   take goes with the resume's replay.  */
+/* The trace's send of held messages from..to: the write that took them.  */
+static void
+trace_held (remote_server *s, uint64_t from, uint64_t to, uint64_t t0)
+{
+  remote_log *log = &s->log[0];
+  uint64_t t1 = pocl_remote_trace_now (), q;
+  for (q = from; q <= to; ++q)
+    {
+      const pocl_remote_hdr *h = &log->ring[q & (log->cap - 1)].hdr;
+      pocl_remote_trace_record (REMOTE_TRACE_SEND, s->index, h->id, h->type,
+                                sizeof (*h) + h->body_size + h->payload_size,
+                                t0, t1);
+    }
+}
+
+/* Sends the held messages, the last of them `last_held`, and those after
+   them up to message `upto`, in order (the command link's send lock held).
+   What a broken link does not take goes with the resume's replay.  */
 static int
-send_held (remote_server *s, uint64_t upto)
+send_held (remote_server *s, uint64_t last_held, uint64_t upto)
 {
   remote_log *log = &s->log[0];
   uint64_t q = pocl_remote_unhold (s);
@@ -154,10 +170,13 @@ send_held (remote_server *s, uint64_t upto)
     {
       struct iovec iov[8 * (REMOTE_COALESCE_MAX + 1)];
       int n = 0;
+      uint64_t first = q, t0 = REMOTE_TRACE_T0 ();
       for (; q <= upto && n + 8 <= (int)(sizeof (iov) / sizeof (iov[0])); ++q)
         n += pocl_remote_log_iov (&log->ring[q & (log->cap - 1)], iov + n);
       if (pocl_remote_link_send (&s->cmd, iov, n))
         return -1;
+      if (__builtin_expect (pocl_remote_trace_on, 0) && first <= last_held)
+        trace_held (s, first, q - 1 < last_held ? q - 1 : last_held, t0);
     }
   return 0;
 }
@@ -168,9 +187,9 @@ pocl_remote_send_cmd (remote_server *s, uint32_t type, struct iovec *iov,
 {
   uint64_t seq = s->log[0].next - 1;
   if (hold (s, type, seq))
-    return 0;
+    return 1;
   if (s->held_from != 0)
-    return send_held (s, seq);
+    return send_held (s, seq - 1, seq);
   return pocl_remote_link_send (&s->cmd, iov, n);
 }
 
@@ -181,7 +200,7 @@ pocl_remote_flush_held (remote_server *s, uint64_t held_before)
     return;
   pthread_mutex_lock (&s->cmd_send_lock);
   if (s->held_from != 0 && s->held_since <= held_before)
-    send_held (s, s->log[0].next - 1);
+    send_held (s, s->log[0].next - 1, s->log[0].next - 1);
   pthread_mutex_unlock (&s->cmd_send_lock);
 }
 
@@ -195,6 +214,6 @@ pocl_remote_flush_idle (remote_server *s)
   if (s->held_from != 0
       && __atomic_load_n (&s->in_flight, __ATOMIC_ACQUIRE)
              <= next - s->held_from)
-    send_held (s, next - 1);
+    send_held (s, next - 1, next - 1);
   pthread_mutex_unlock (&s->cmd_send_lock);
 }

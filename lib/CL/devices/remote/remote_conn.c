@@ -100,6 +100,7 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   if (pocl_remote_dead (s))
     return -1;
   uint64_t trace_t0 = REMOTE_TRACE_T0 ();
+  int held = 0;
   pthread_mutex_lock (lock);
   pocl_remote_log_trim (log, __atomic_load_n (&s->acked[data_socket],
                                               __ATOMIC_ACQUIRE));
@@ -117,7 +118,7 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
     {
       pocl_remote_link *l = data_socket ? &s->data : &s->cmd;
       if (!data_socket)
-        pocl_remote_send_cmd (s, type, iov, n);
+        held = pocl_remote_send_cmd (s, type, iov, n) == 1;
       else if (mark == 0)
         pocl_remote_link_send (l, iov, n);
       else
@@ -136,7 +137,7 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   pthread_mutex_unlock (lock);
   __atomic_fetch_add (&s->bytes_sent, sizeof (h) + body_size + total,
                       __ATOMIC_RELAXED);
-  if (__builtin_expect (pocl_remote_trace_on, 0))
+  if (__builtin_expect (pocl_remote_trace_on, 0) && !held)
     trace_send (s, type, id, body, sizeof (h) + body_size + total, trace_t0);
   return r;
 }
