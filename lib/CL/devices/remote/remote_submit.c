@@ -339,12 +339,30 @@ static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t deferred_cond = PTHREAD_COND_INITIALIZER;
 static remote_event *deferred_list;
 static int drainer_started;
-static __thread int on_reader;
+/* Set on the reader threads.  A pthread key, not __thread: a dlopened
+   library's thread-local block crashed LeakSanitizer's tracer at exit
+   (ASan runs, gcc 12).  */
+static pthread_key_t reader_key;
+static pthread_once_t reader_key_once = PTHREAD_ONCE_INIT;
+
+static void
+make_reader_key (void)
+{
+  pthread_key_create (&reader_key, NULL);
+}
 
 void
 pocl_remote_reader_thread_started (void)
 {
-  on_reader = 1;
+  pthread_once (&reader_key_once, make_reader_key);
+  pthread_setspecific (reader_key, (void *)1);
+}
+
+static int
+on_reader (void)
+{
+  pthread_once (&reader_key_once, make_reader_key);
+  return pthread_getspecific (reader_key) != NULL;
 }
 
 static void *
@@ -370,7 +388,7 @@ defer (remote_event *re)
   pthread_mutex_lock (&deferred_lock);
   re->deferred_next = deferred_list;
   __atomic_store_n (&deferred_list, re, __ATOMIC_RELEASE);
-  if (!on_reader)
+  if (!on_reader ())
     {
       if (!drainer_started)
         {
