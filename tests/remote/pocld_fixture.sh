@@ -9,7 +9,8 @@
 # on P and P+1, and writes POCLD_PORT/POCLD_PID/POCLD_LOG into STATE_FILE.
 # stop: SIGTERM, then SIGKILL if it is still alive after a bound; removes STATE_FILE.
 # stacks: every thread's stack of the session processes of these pocld (gdb), for a test
-#   that saw them hang (REMOTE_TEST_ON_HANG, tests/remote/remote_test_util.c).
+#   that saw them hang (REMOTE_TEST_ON_HANG, tests/remote/remote_test_util.c); an argument
+#   pid:N instead of a state file: process N's (the test's own).
 # Env: POCLD_START_TIMEOUT (s, default 60), POCLD_STOP_TIMEOUT (s, default 10),
 #      POCLD_LOG_LEVEL (default info), POCLD_SERVED_DEVICES (the server's POCL_DEVICES,
 #      default pthread), POCLD_FIXTURE_BINARY (run this pocld instead of
@@ -150,16 +151,25 @@ cmd_start() {
   return 1
 }
 
+# Every thread's stack of process $1, under the heading $2.
+stacks_of() {
+  log "---- stacks of $2 ----"
+  timeout 60 gdb -p "$1" -batch -nx -ex "thread apply all bt" 2>&1 \
+    | grep -E '^(Thread|#)' >&2 || true
+}
+
 cmd_stacks() {
   local state pid child
   command -v gdb >/dev/null || { log "no gdb: no stacks"; return 0; }
   for state in "$@"; do
+    if [[ $state == pid:* ]]; then
+      stacks_of "${state#pid:}" "the test (pid ${state#pid:})"
+      continue
+    fi
     pid=$(state_get "$state" POCLD_PID)
     is_our_pocld "$pid" || continue
     for child in $(pgrep -P "$pid"); do
-      log "---- stacks of session process $child (pocld $pid) ----"
-      timeout 60 gdb -p "$child" -batch -nx -ex "thread apply all bt" 2>&1 \
-        | grep -E '^(Thread|#)' >&2 || true
+      stacks_of "$child" "session process $child (pocld $pid)"
     done
   done
 }

@@ -192,9 +192,10 @@ note (const char *fmt, ...)
 static const char *volatile watchdog_what = "the test";
 
 /* What the handler runs on a hang, made when the watchdog is installed:
-   REMOTE_TEST_ON_HANG (the servers' stacks), then every thread's stack of
-   this process, taken while they still wait where they hung (gdb attached
-   from the child; the main thread waits for it in the handler).  */
+   REMOTE_TEST_ON_HANG (pocld_fixture.sh stacks: the servers' stacks) with
+   this process too (pid:N), its threads' stacks taken while they still
+   wait where they hung (gdb attached from the child; the main thread waits
+   for it in the handler).  */
 static char hang_cmd[2048];
 
 static void
@@ -203,12 +204,8 @@ make_hang_cmd (void)
   const char *hook = getenv ("REMOTE_TEST_ON_HANG");
   if (hook == NULL || *hook == '\0')
     return;
-  int n = snprintf (
-      hang_cmd, sizeof (hang_cmd),
-      "%s; command -v gdb >/dev/null && { echo '---- stacks of the test (pid "
-      "%d) ----'; env -u LD_PRELOAD timeout 60 gdb -p %d -batch -nx -ex "
-      "'thread apply all bt' 2>&1 | grep -E '^(Thread|#)'; } >&2",
-      hook, (int)getpid (), (int)getpid ());
+  int n = snprintf (hang_cmd, sizeof (hang_cmd), "%s pid:%d", hook,
+                    (int)getpid ());
   if (n < 0 || (size_t)n >= sizeof (hang_cmd))
     hang_cmd[0] = '\0';
 }

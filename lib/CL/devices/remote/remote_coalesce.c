@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "pocl_debug.h"
+#include "pocl_remote_workers.h"
 #include "pocl_timing.h"
 #include "remote.h"
 #include "remote_trace.h"
@@ -77,15 +78,10 @@ timer_thread (void *arg)
 static void
 start_timer (void)
 {
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create (&t, &attr, timer_thread, NULL) == 0)
+  if (pocl_remote_thread_detached (timer_thread, NULL) == 0)
     __atomic_store_n (&timer_running, 1, __ATOMIC_RELEASE);
   else
     POCL_MSG_WARN ("remote: no timer thread: kernels go one by one\n");
-  pthread_attr_destroy (&attr);
 }
 
 static void

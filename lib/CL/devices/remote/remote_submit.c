@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "pocl_remote_workers.h"
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
 #include "pocl_tracing.h"
@@ -392,12 +393,7 @@ defer (remote_event *re)
     {
       if (!drainer_started)
         {
-          pthread_t t;
-          pthread_attr_t attr;
-          pthread_attr_init (&attr);
-          pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
-          drainer_started = pthread_create (&t, &attr, drainer, NULL) == 0;
-          pthread_attr_destroy (&attr);
+          drainer_started = pocl_remote_thread_detached (drainer, NULL) == 0;
           if (!drainer_started)
             POCL_MSG_ERR ("remote: no thread to complete held completions: "
                           "the next message completes them\n");
