@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <string>
@@ -62,6 +63,19 @@ void reload()
                     .c_str());
   pocld::credentials_reload(g_settings);
   pocld::notify("READY=1");
+}
+
+// The library whose malloc this process uses (CMakeLists.txt: jemalloc
+// where it was found), as the dynamic linker resolved it.
+const char *malloc_library()
+{
+  Dl_info info{};
+  void *(*m)(size_t) = malloc;
+  if (dladdr(reinterpret_cast<void *>(m), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return "unknown";
+  const char *slash = strrchr(info.dli_fname, '/');
+  return slash != nullptr ? slash + 1 : info.dli_fname;
 }
 
 } // namespace
@@ -137,12 +151,12 @@ int main(int argc, char **argv)
   char line[512];
   snprintf(line, sizeof line,
            "listening on %s ports %ld (commands), %ld (data) and %ld "
-           "(peers), %s, at most %ld sessions, %s, %s",
+           "(peers), %s, at most %ld sessions, %s, %s, malloc from %s",
            set.address.c_str(), set.port,
            set.port + POCL_REMOTE_DATA_PORT_OFFSET, peer_port, devices,
            set.max_sessions,
            pocld::psk.empty() ? "no key" : "pre-shared key required",
-           pocld::tls_on() ? "TLS required" : "no TLS");
+           pocld::tls_on() ? "TLS required" : "no TLS", malloc_library());
   LOG_INFO("-", "%s", line);
   pocld::notify((std::string("READY=1\nSTATUS=") + line).c_str());
   server.run(&g_stop, &g_reload, reload, &waitmask);

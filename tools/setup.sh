@@ -19,10 +19,11 @@ done
 # Common to both builds: compiler, build tools, ICD loader, tools used by the scripts/tests.
 # libssl-dev: HMAC for pre-shared keys (doc/security.md); libucx-dev: bulk payloads over UCX
 # (RDMA, shared memory; doc/protocol.md, Transports); both builds also build without them.
-# dpkg-dev: dpkg-shlibdeps for tools/package.sh.
+# dpkg-dev: dpkg-shlibdeps for tools/package.sh. libjemalloc-dev: pocld's malloc
+# (pocld/CMakeLists.txt; it builds without it too).
 pkgs=(cmake ninja-build g++ pkg-config ccache python3 patch xz-utils
       ocl-icd-libopencl1 ocl-icd-opencl-dev ocl-icd-dev opencl-headers clinfo libssl-dev
-      libucx-dev dpkg-dev)
+      libucx-dev dpkg-dev libjemalloc-dev)
 if [[ $thin == 0 ]]; then
   # Kernel compiler for the CPU devices, hwloc for their topology, and upstream's tarball.
   # libclang-common-15-dev: clang-15's libFuzzer and sanitizer runtimes (remote/fuzz_decode).
