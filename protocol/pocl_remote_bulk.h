@@ -60,6 +60,24 @@ typedef struct pocl_remote_bulk_io
   uint64_t step;
 } pocl_remote_bulk_io;
 
+/* In the last `step` bytes of a payload the listener hears of each
+   POCL_REMOTE_BULK_TAIL bytes, and of the end whatever its size: what its
+   device writes after the last byte is then at most this much, not a step
+   (4 MiB: 0.1-0.2 ms of a GPU's write).  */
+#define POCL_REMOTE_BULK_TAIL (1u << 20)
+
+/* Whether a listener told of the first `told` bytes of n hears of the
+   first `to` now.  */
+static inline int
+pocl_remote_bulk_tells (const pocl_remote_bulk_io *io, uint64_t told,
+                        uint64_t to, uint64_t n)
+{
+  uint64_t piece = n - told <= io->step && io->step > POCL_REMOTE_BULK_TAIL
+                       ? POCL_REMOTE_BULK_TAIL
+                       : io->step;
+  return to > told && (to - told >= piece || to == n);
+}
+
 /* How the sender gives a payload whose bytes are still being produced (a
    device's reads into it): ready (arg, upto) returns once the payload's
    first `upto` bytes are in place.  The transport calls it before those
@@ -118,7 +136,7 @@ void pocl_remote_no_unregistration (pocl_remote_bulk *b, void *p);
 int pocl_remote_bulk_skip (pocl_remote_link *link,
                            const pocl_remote_bulk_io *io, uint64_t n);
 /* Receives n bytes of the link (io->recv0 or recv_full) into dst (NULL:
-   dropped), in io->step pieces when io->grown wants to hear of them:
+   dropped), in the pieces io->grown hears of (pocl_remote_bulk_tells):
    POCL_REMOTE_BULK_OK or _BROKEN, *arrived as recv's.  */
 int pocl_remote_inline_recv (pocl_remote_link *link, void *dst, uint64_t n,
                              const pocl_remote_bulk_io *io, uint64_t *arrived);

@@ -47,10 +47,13 @@ pocl_remote_inline_recv (pocl_remote_link *link, void *dst, uint64_t n,
   /* Without a listener, in one piece: a buffered reader then reads the
      rest with one call.  */
   int tell = io != NULL && io->grown != NULL && io->step > 0;
-  uint64_t step = tell ? io->step : n;
   while (in < n)
     {
-      uint64_t len = n - in < step ? n - in : step;
+      uint64_t piece = !tell ? n
+                       : n - in <= io->step && io->step > POCL_REMOTE_BULK_TAIL
+                           ? POCL_REMOTE_BULK_TAIL
+                           : io->step;
+      uint64_t len = n - in < piece ? n - in : piece;
       int r = d == NULL ? pocl_remote_bulk_skip (link, io, len)
               : io != NULL && io->recv0 != NULL
                   ? io->recv0 (io->recv0_arg, d + in, len)

@@ -158,7 +158,7 @@ stripe_in (stripe_run *run, unsigned k)
   if (io != NULL && io->grown != NULL)
     {
       uint64_t to = prefix_of (run);
-      if (to - run->given >= io->step)
+      if (pocl_remote_bulk_tells (io, run->given, to, run->n))
         {
           io->grown (io->grown_arg, run->given, to);
           run->given = to;

@@ -71,7 +71,7 @@ ucx_send (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
 typedef struct
 {
   const pocl_remote_bulk_io *io;
-  uint64_t told;
+  uint64_t told, n;
 } grown_relay;
 
 /* Pieces come in order: the prefix grows by one each time; the listener
@@ -81,7 +81,7 @@ relay (void *arg, uint64_t from, uint64_t to)
 {
   grown_relay *g = (grown_relay *)arg;
   (void)from;
-  if (to - g->told >= g->io->step)
+  if (pocl_remote_bulk_tells (g->io, g->told, to, g->n))
     {
       g->io->grown (g->io->grown_arg, g->told, to);
       g->told = to;
@@ -127,7 +127,7 @@ ucx_recv (pocl_remote_bulk *b, pocl_remote_link *link, uint32_t mark,
     }
   else
     {
-      grown_relay g = { io, 0 };
+      grown_relay g = { io, 0, n };
       int tell = io != NULL && io->grown != NULL && io->step > 0;
       r = pocl_remote_ucx_recv_pieces (
           u->engine, u->rx_secret, seq, dst, n, POCL_REMOTE_UCX_PIECE,
