@@ -131,9 +131,13 @@ same_server (const char *x, const char *y)
    each move waited for.  Before each move a kernel rewrites the buffer's
    first byte (with its own value) where it is, untimed: otherwise both
    would hold the latest content after the first round and nothing would
-   move.  The bytes are checked at the end.  */
+   move.  The bytes are checked at the end.  With `writes`, each move
+   comes after a blocking write of as many bytes to A (another buffer),
+   timed into *writes: the client's own transfer rate under the same
+   conditions as the moves beside it.  */
 static inline stats
-migration (cl_device_id a, cl_device_id b, size_t size, int iters)
+migration_paired (cl_device_id a, cl_device_id b, size_t size, int iters,
+                  stats *writes)
 {
   cl_int err;
   cl_device_id ids[2] = { a, b };
@@ -146,6 +150,12 @@ migration (cl_device_id a, cl_device_id b, size_t size, int iters)
   CHECK (err);
   cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, size, NULL, &err);
   CHECK (err);
+  cl_mem wbuf = NULL;
+  if (writes)
+    {
+      wbuf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+      CHECK (err);
+    }
   static const char *touch_src
       = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
   cl_program p = clCreateProgramWithSource (ctx, 1, &touch_src, NULL, &err);
@@ -159,11 +169,20 @@ migration (cl_device_id a, cl_device_id b, size_t size, int iters)
   for (i = 0; i < size; ++i)
     h[i] = (unsigned char)(i * 13 + 1);
   CHECK (clEnqueueWriteBuffer (q[0], buf, CL_TRUE, 0, size, h, 0, NULL, NULL));
-  double *v = malloc (iters * sizeof (double));
+  double *v = malloc (iters * sizeof (double)),
+         *w = malloc (iters * sizeof (double));
   int k;
   for (k = -2; k < iters; ++k)
     {
       cl_command_queue from = q[(k + 2) % 2], to = q[(k + 3) % 2];
+      if (writes)
+        {
+          double w0 = now_us ();
+          CHECK (clEnqueueWriteBuffer (q[0], wbuf, CL_TRUE, 0, size, h, 0,
+                                       NULL, NULL));
+          if (k >= 0)
+            w[k] = now_us () - w0;
+        }
       CHECK (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
                                      NULL));
       CHECK (clFinish (from));
@@ -181,7 +200,13 @@ migration (cl_device_id a, cl_device_id b, size_t size, int iters)
       exit (1);
     }
   stats s = summarize (v, iters);
+  if (writes)
+    {
+      *writes = summarize (w, iters);
+      clReleaseMemObject (wbuf);
+    }
   free (v);
+  free (w);
   free (h);
   free (back);
   clReleaseMemObject (buf);
@@ -191,6 +216,12 @@ migration (cl_device_id a, cl_device_id b, size_t size, int iters)
   clReleaseCommandQueue (q[1]);
   clReleaseContext (ctx);
   return s;
+}
+
+static inline stats
+migration (cl_device_id a, cl_device_id b, size_t size, int iters)
+{
+  return migration_paired (a, b, size, iters, NULL);
 }
 
 #endif

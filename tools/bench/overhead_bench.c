@@ -15,8 +15,13 @@
               clEnqueueMigrateMemObjects + clFinish between the servers
               (min, median, p90: a median far above the minimum means that
               something waits), and 16 / 64 / 256 MiB migrations (and 1 GiB
-              with -g) against the client's own 64 MiB write and read rate
-              of the same run.
+              with -g) against the client's own 64 MiB write rate of the
+              same run and its writes of the same size, one before each
+              move.  The 4-byte move's
+              floor is measured too: the native device's blocking 4-byte
+              read and write (a migration's source reads, its destination
+              writes) and 1.5 RTT (client to source, source to
+              destination, destination to client).
 
    Devices as in remote_bench.c: the first "pocl-remote" device is the
    remote one, the next one on another server the migration peer, the first
@@ -26,7 +31,11 @@
    only it: another PoCL (5's CPU device) cannot live in one process with
    the client's (one soname).
 
-     overhead_bench [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] [PARTS...]
+     overhead_bench [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] [-m MOVES]
+                    [PARTS...]
+
+   MOVES: migrations of each size from 16 MiB (default 10 of 16 MiB, 4 of
+   the others).
 
    PARTS are noop, stream, chain, migrate (default: all).  */
 
@@ -486,11 +495,43 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
   return got == (ssize_t)sizeof (*out);
 }
 
+/* Medians (us) of the blocking 4-byte read and write that a 4-byte
+   migration's source and destination make.  */
+static void
+small_transfers (dev *d, int iters, double *rd, double *wr)
+{
+  cl_int err;
+  cl_mem b = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
+  CHECK (err);
+  int x = 1;
+  double *r = malloc (iters * sizeof (double)),
+         *w = malloc (iters * sizeof (double));
+  int k;
+  for (k = -10; k < iters; ++k)
+    {
+      double t0 = now_us ();
+      CHECK (clEnqueueWriteBuffer (d->q, b, CL_TRUE, 0, 4, &x, 0, NULL, NULL));
+      double t1 = now_us ();
+      CHECK (clEnqueueReadBuffer (d->q, b, CL_TRUE, 0, 4, &x, 0, NULL, NULL));
+      double t2 = now_us ();
+      if (k >= 0)
+        {
+          w[k] = t1 - t0;
+          r[k] = t2 - t1;
+        }
+    }
+  *rd = summarize (r, iters).median;
+  *wr = summarize (w, iters).median;
+  free (r);
+  free (w);
+  clReleaseMemObject (b);
+}
+
 int
 main (int argc, char **argv)
 {
-  int log2n = 25, iters = 1000, gib = 0, opt;
-  while ((opt = getopt (argc, argv, "n:i:g")) != -1)
+  int log2n = 25, iters = 1000, gib = 0, moves = 0, opt;
+  while ((opt = getopt (argc, argv, "n:i:gm:")) != -1)
     switch (opt)
       {
       case 'n':
@@ -502,9 +543,13 @@ main (int argc, char **argv)
       case 'g':
         gib = 1;
         break;
+      case 'm':
+        moves = atoi (optarg);
+        break;
       default:
-        fprintf (stderr, "usage: %s [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] "
-                         "[noop|stream|chain|migrate...]\n",
+        fprintf (stderr,
+                 "usage: %s [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] "
+                 "[-m MOVES] [noop|stream|chain|migrate...]\n",
                  argv[0]);
         return 2;
       }
@@ -603,6 +648,15 @@ main (int argc, char **argv)
               "1.5x)\n",
               n4, m4.min, m4.median, m4.p90, m4.median / m4.min,
               m4.median / rn.median);
+      if (!icd)
+        {
+          double nrd, nwr;
+          small_transfers (&local, n4, &nrd, &nwr);
+          printf ("4-byte migration's floor: native blocking read %.1f + "
+                  "write %.1f + 1.5 RTT %.1f = %.1f us; 1.5x the remote "
+                  "no-op %.1f us\n",
+                  nrd, nwr, 1.5 * r, nrd + nwr + 1.5 * r, 1.5 * rn.median);
+        }
       double wr, rd;
       transfer_rate (&remote, 64u << 20, 5, &wr, &rd);
       printf ("client 64 MiB write / read: %.2f / %.2f GB/s\n", wr, rd);
@@ -611,11 +665,16 @@ main (int argc, char **argv)
       size_t i;
       for (i = 0; i < 3u + gib; ++i)
         {
-          stats s = migration (remote.id, peer.id, sizes[i], i == 0 ? 10 : 4);
+          int m = moves > 0 ? moves : i == 0 ? 10 : 4;
+          stats w;
+          stats s = migration_paired (remote.id, peer.id, sizes[i], m, &w);
           double gbs = sizes[i] / s.median / 1e3;
+          double swr = sizes[i] / w.median / 1e3;
           printf ("migration %4zu MiB: median %.1f us, %.2f GB/s = %.0f%% of "
-                  "the client's write\n",
-                  sizes[i] >> 20, s.median, gbs, 100 * gbs / wr);
+                  "the client's 64 MiB write, %.0f%% of its %zu MiB writes "
+                  "between the moves (%.2f GB/s)\n",
+                  sizes[i] >> 20, s.median, gbs, 100 * gbs / wr,
+                  100 * gbs / swr, sizes[i] >> 20, swr);
         }
     }
   return 0;

@@ -3,14 +3,21 @@
    non-blocking one flushed and waited for with clWaitForEvents, and one
    flushed and polled; then a blocking read right after a kernel on another
    queue wrote the buffer, as a migration's source reads it, also on an
-   out-of-order queue with profiling (a PoCL client's default queue); and, with
-   two devices, the native counterpart of remote_bench's 4-byte migration.
+   out-of-order queue with profiling (a PoCL client's default queue); a
+   blocking transfer from and into page-locked memory (pocld's staging of
+   reads), and while another thread of the process polls a socket (pocld's
+   readers spin); and, with two devices, the native counterpart of
+   remote_bench's 4-byte migration.
    pocld's migrations of small buffers use the fastest means
    (doc/benchmarks.md).  Runs on the first platform.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include "probe.h"
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define ITERS 2000
 
@@ -89,6 +96,41 @@ gated (cl_context c, cl_command_queue q, cl_command_queue q2, cl_mem b,
       clReleaseEvent (ue);
       if (i >= 0)
         t[i] = dt;
+    }
+  qsort (t, ITERS, sizeof (double), cmp_double);
+  return t[ITERS / 2];
+}
+
+/* A thread that polls an idle socket, as pocld's readers do between
+   messages.  */
+static atomic_int polling;
+
+static void *
+poller (void *arg)
+{
+  int fd = *(int *)arg;
+  char c;
+  while (atomic_load (&polling))
+    (void)!recv (fd, &c, 1, MSG_DONTWAIT);
+  return NULL;
+}
+
+/* Median microseconds of a blocking 4-byte transfer from or into host. */
+static double
+blocking (cl_command_queue q, cl_mem b, int write, void *host, double *t)
+{
+  int i;
+  for (i = -100; i < ITERS; ++i)
+    {
+      double t0 = now_us ();
+      cl_int err = write ? clEnqueueWriteBuffer (q, b, CL_TRUE, 0, 4, host, 0,
+                                                 NULL, NULL)
+                         : clEnqueueReadBuffer (q, b, CL_TRUE, 0, 4, host, 0,
+                                                NULL, NULL);
+      if (err)
+        return -1;
+      if (i >= 0)
+        t[i] = now_us () - t0;
     }
   qsort (t, ITERS, sizeof (double), cmp_double);
   return t[ITERS / 2];
@@ -193,6 +235,40 @@ main (void)
           printf ("  write blocking, a marker on another queue gated%s %6.1f\n",
                   with, gated (c, q, ooo, b, 1, cb, t));
         }
+    }
+  /* pocld's staging of a read: a mapped buffer made with
+     CL_MEM_ALLOC_HOST_PTR (page-locked on NVIDIA's).  */
+  cl_mem pin = clCreateBuffer (c, CL_MEM_ALLOC_HOST_PTR, 4096, NULL, &err);
+  void *host
+      = pin ? clEnqueueMapBuffer (q2, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                  0, 4096, 0, NULL, NULL, &err)
+            : NULL;
+  if (host != NULL)
+    for (write = 0; write < 2; ++write)
+      printf ("  %-5s blocking, page-locked host memory       %7.1f\n",
+              write ? "write" : "read", blocking (q, b, write, host, t));
+  int sv[2];
+  pthread_t th;
+  if (socketpair (AF_UNIX, SOCK_STREAM, 0, sv) == 0)
+    {
+      atomic_store (&polling, 1);
+      if (pthread_create (&th, NULL, poller, &sv[0]) == 0)
+        {
+          for (write = 0; write < 2; ++write)
+            printf ("  %-5s blocking, another thread polling a socket %5.1f\n",
+                    write ? "write" : "read", blocking (q, b, write, &v, t));
+          atomic_store (&polling, 0);
+          pthread_join (th, NULL);
+        }
+      close (sv[0]);
+      close (sv[1]);
+    }
+  if (host != NULL)
+    clEnqueueUnmapMemObject (q2, pin, host, 0, NULL, NULL);
+  if (pin != NULL)
+    {
+      clFinish (q2);
+      clReleaseMemObject (pin);
     }
   if (other != NULL)
     printf ("  migration between the two devices, one way     %7.1f\n",
