@@ -32,7 +32,7 @@ cc -O2 -o "$bin/overhead_bench" "$repo/tools/bench/overhead_bench.c" \
 cc -O2 -o "$bin/completion_probe" "$repo/tools/bench/completion_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/arg_info_probe" "$repo/tools/bench/arg_info_probe.c" -lOpenCL
 cc -O2 -o "$bin/chain_probe" "$repo/tools/bench/chain_probe.c" -lOpenCL -lpthread
-cc -O2 -o "$bin/small_transfer_probe" "$repo/tools/bench/small_transfer_probe.c" -lOpenCL
+cc -O2 -o "$bin/small_transfer_probe" "$repo/tools/bench/small_transfer_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/wait_probe" "$repo/tools/bench/wait_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/read_probe" "$repo/tools/bench/read_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/tcp_streams_probe" "$repo/tools/bench/tcp_streams_probe.c" -lpthread
