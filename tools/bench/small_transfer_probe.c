@@ -5,11 +5,12 @@
    queue wrote the buffer, as a migration's source reads it, also on an
    out-of-order queue with profiling (a PoCL client's default queue); a
    blocking transfer from and into page-locked memory (pocld's staging of
-   reads), and while another thread of the process polls a socket (pocld's
-   readers spin); and, with two devices, the native counterpart of
-   remote_bench's 4-byte migration.
-   pocld's migrations of small buffers use the fastest means
-   (doc/benchmarks.md).  Runs on the first platform.  */
+   reads), while another thread of the process polls a socket (pocld's
+   readers spin), and some time after the transfer before (a migration's
+   ends are idle between their hops); and, with two devices, the native
+   counterpart of remote_bench's 4-byte migration. pocld's migrations of small
+   buffers use the fastest means (doc/benchmarks.md).  Runs on the first
+   platform.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include "probe.h"
@@ -115,14 +116,21 @@ poller (void *arg)
   return NULL;
 }
 
-/* Median microseconds of a blocking 4-byte transfer from or into host. */
+/* Median microseconds of a blocking 4-byte transfer from or into host,
+   each `idle` microseconds after the one before (spent spinning): a
+   migration's source and destination wait for the network between
+   theirs.  */
 static double
-blocking (cl_command_queue q, cl_mem b, int write, void *host, double *t)
+blocking_after (cl_command_queue q, cl_mem b, int write, void *host,
+                double idle, double *t)
 {
   int i;
   for (i = -100; i < ITERS; ++i)
     {
       double t0 = now_us ();
+      while (now_us () - t0 < idle)
+        ;
+      t0 = now_us ();
       cl_int err = write ? clEnqueueWriteBuffer (q, b, CL_TRUE, 0, 4, host, 0,
                                                  NULL, NULL)
                          : clEnqueueReadBuffer (q, b, CL_TRUE, 0, 4, host, 0,
@@ -134,6 +142,12 @@ blocking (cl_command_queue q, cl_mem b, int write, void *host, double *t)
     }
   qsort (t, ITERS, sizeof (double), cmp_double);
   return t[ITERS / 2];
+}
+
+static double
+blocking (cl_command_queue q, cl_mem b, int write, void *host, double *t)
+{
+  return blocking_after (q, b, write, host, 0, t);
 }
 
 enum how
@@ -263,6 +277,12 @@ main (void)
       close (sv[0]);
       close (sv[1]);
     }
+  static const double idles[] = { 20, 50, 200 };
+  for (i = 0; i < 3; ++i)
+    for (write = 0; write < 2; ++write)
+      printf ("  %-5s blocking, %3.0f us after the one before     %7.1f\n",
+              write ? "write" : "read", idles[i],
+              blocking_after (q, b, write, &v, idles[i], t));
   if (host != NULL)
     clEnqueueUnmapMemObject (q2, pin, host, 0, NULL, NULL);
   if (pin != NULL)
