@@ -15,13 +15,12 @@
 int
 main (void)
 {
-  cl_platform_id p;
   cl_device_id d;
+  cl_context c;
+  cl_command_queue q;
   cl_int err;
-  if (first_device (&p, &d))
+  if (first_queue (&d, &c, &q))
     return 1;
-  cl_context c = clCreateContext (NULL, 1, &d, NULL, NULL, &err);
-  cl_command_queue q = clCreateCommandQueue (c, d, 0, &err);
   const size_t max = (size_t)256 << 20;
   cl_mem b = clCreateBuffer (c, CL_MEM_READ_WRITE, max, NULL, &err);
   cl_mem pin = clCreateBuffer (c, CL_MEM_ALLOC_HOST_PTR, max, NULL, &err);

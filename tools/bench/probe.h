@@ -1,6 +1,6 @@
 /* probe.h - what remote_bench and the native probes share: a monotonic
    clock in microseconds, a comparison of doubles for qsort, and the first
-   device of the first platform.  */
+   device of the first platform (and a queue of it).  */
 
 #ifndef POCL_REMOTE_PROBE_H
 #define POCL_REMOTE_PROBE_H
@@ -32,6 +32,25 @@ first_device (cl_platform_id *p, cl_device_id *d)
       || clGetDeviceIDs (*p, CL_DEVICE_TYPE_ALL, 1, d, NULL))
     {
       fprintf (stderr, "no OpenCL device\n");
+      return -1;
+    }
+  return 0;
+}
+
+/* 0 with a context and an in-order queue of the first device of the first
+   platform, or -1 after saying why not.  */
+static inline int
+first_queue (cl_device_id *d, cl_context *c, cl_command_queue *q)
+{
+  cl_platform_id p;
+  cl_int err;
+  if (first_device (&p, d))
+    return -1;
+  *c = clCreateContext (NULL, 1, d, NULL, NULL, &err);
+  *q = *c ? clCreateCommandQueue (*c, *d, 0, &err) : NULL;
+  if (*q == NULL)
+    {
+      fprintf (stderr, "no context or queue (%d)\n", err);
       return -1;
     }
   return 0;

@@ -15,14 +15,11 @@ int
 main (void)
 {
   static const size_t sizes[] = { (size_t)16 << 20, (size_t)256 << 20 };
-  cl_platform_id p;
   cl_device_id d;
+  cl_context c;
+  cl_command_queue q;
   cl_int err;
-  if (first_device (&p, &d))
-    return 1;
-  cl_context c = clCreateContext (NULL, 1, &d, NULL, NULL, &err);
-  cl_command_queue q = clCreateCommandQueue (c, d, 0, &err);
-  if (err)
+  if (first_queue (&d, &c, &q))
     return 1;
   int s;
   for (s = 0; s < 2; ++s)
