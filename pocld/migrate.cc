@@ -40,7 +40,7 @@ constexpr uint64_t kStreamMin = POCL_REMOTE_STRIPE_MIN;
 constexpr uint64_t kPushMessageMax = 16u << 20;
 // The largest read of a streamed PUSH.  Each read is enqueued by the
 // command reader before the pusher starts, 12-33 us each on an H100 (a 1
-// GiB migration's 258 reads of 4 MiB held its first byte 3-8.5 ms, traced);
+// GiB migration's 258 reads of 4 MiB held its first byte 3.8-8.6 ms, traced);
 // a stripe waits for the whole read under it, so a larger read would hold
 // the network longer where the device reads slower than the lanes send.
 constexpr uint64_t kPushReadMax = 16u << 20;

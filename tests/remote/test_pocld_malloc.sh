@@ -12,12 +12,18 @@ pid=$(get POCLD_PID) log=$(get POCLD_LOG)
 exe=$(readlink -f "/proc/$pid/exe")
 linked=
 while read -r lib; do
-  if nm -D --defined-only "$lib" 2>/dev/null | grep -qw malloc; then
+  # grep reads all of nm's output: with -q it would stop at the first match and nm's
+  # SIGPIPE fail the pipeline (pipefail).
+  if nm -D --defined-only "$lib" 2>/dev/null | grep -w malloc >/dev/null; then
     linked=$(basename "$lib")
     break
   fi
 done < <(ldd "$exe" | awk '$2 == "=>" && $3 ~ /^\// {print $3}')
-[[ -n $linked ]] || { echo "pocld_malloc: FAIL: no library of $exe defines malloc"; exit 1; }
+if [[ -z $linked ]]; then
+  echo "pocld_malloc: FAIL: no library of $exe (pid $pid) defines malloc; ldd says:"
+  ldd "$exe" 2>&1
+  exit 1
+fi
 line=$(grep -m1 'listening on' "$log")
 [[ $line == *"malloc from $linked" ]] \
   || { echo "pocld_malloc: FAIL: $exe resolves malloc in $linked but logs: $line"; exit 1; }
