@@ -208,7 +208,7 @@ bool Session::push(const Decoded &d)
     // The first read is a stripe's and each one after it twice the one
     // before, up to kPushReadMax: the first bytes leave after a 1 MiB read,
     // not a 4 MiB one, and a large buffer takes few reads.
-    uint64_t piece = POCL_REMOTE_BULK_TAIL;
+    uint64_t piece = POCL_REMOTE_STRIPE;
     for (uint64_t off = 0, len = 0; off < c.size && e == CL_SUCCESS;
          off += len, piece = std::min(2 * piece, kPushReadMax)) {
       len = std::min(piece, c.size - off);

@@ -66,16 +66,25 @@ typedef struct pocl_remote_bulk_io
    (4 MiB: 80 us of an H100's page-locked write, pinned_rate_probe).  */
 #define POCL_REMOTE_BULK_TAIL (1u << 20)
 
+/* The piece a listener told of the first `told` bytes of n hears of next:
+   io->step, or POCL_REMOTE_BULK_TAIL in the last step.  */
+static inline uint64_t
+pocl_remote_bulk_piece (const pocl_remote_bulk_io *io, uint64_t told,
+                        uint64_t n)
+{
+  return n - told <= io->step && io->step > POCL_REMOTE_BULK_TAIL
+             ? POCL_REMOTE_BULK_TAIL
+             : io->step;
+}
+
 /* Whether a listener told of the first `told` bytes of n hears of the
    first `to` now.  */
 static inline int
 pocl_remote_bulk_tells (const pocl_remote_bulk_io *io, uint64_t told,
                         uint64_t to, uint64_t n)
 {
-  uint64_t piece = n - told <= io->step && io->step > POCL_REMOTE_BULK_TAIL
-                       ? POCL_REMOTE_BULK_TAIL
-                       : io->step;
-  return to > told && (to - told >= piece || to == n);
+  return to > told
+         && (to - told >= pocl_remote_bulk_piece (io, told, n) || to == n);
 }
 
 /* How the sender gives a payload whose bytes are still being produced (a

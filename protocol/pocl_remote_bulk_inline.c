@@ -49,10 +49,7 @@ pocl_remote_inline_recv (pocl_remote_link *link, void *dst, uint64_t n,
   int tell = io != NULL && io->grown != NULL && io->step > 0;
   while (in < n)
     {
-      uint64_t piece = !tell ? n
-                       : n - in <= io->step && io->step > POCL_REMOTE_BULK_TAIL
-                           ? POCL_REMOTE_BULK_TAIL
-                           : io->step;
+      uint64_t piece = tell ? pocl_remote_bulk_piece (io, in, n) : n;
       uint64_t len = n - in < piece ? n - in : piece;
       int r = d == NULL ? pocl_remote_bulk_skip (link, io, len)
               : io != NULL && io->recv0 != NULL
