@@ -17,11 +17,10 @@
               something waits), and 16 / 64 / 256 MiB migrations (and 1 GiB
               with -g) against the client's own 64 MiB write rate of the
               same run and its writes of the same size, one before each
-              move.  The 4-byte move's
-              floor is measured too: the native device's blocking 4-byte
-              read and write (a migration's source reads, its destination
-              writes) and 1.5 RTT (client to source, source to
-              destination, destination to client).
+              move.  The 4-byte move's floor is measured too: the native
+              device's blocking 4-byte read and write (a migration's source
+              reads, its destination writes) and 1.5 RTT (client to source,
+              source to destination, destination to client).
 
    Devices as in remote_bench.c: the first "pocl-remote" device is the
    remote one, the next one on another server the migration peer, the first
@@ -503,38 +502,6 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
   return got == (ssize_t)sizeof (*out);
 }
 
-/* Medians (us) of the blocking 4-byte read and write that a 4-byte
-   migration's source and destination make.  */
-static void
-small_transfers (dev *d, int iters, double *rd, double *wr)
-{
-  cl_int err;
-  cl_mem b = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
-  CHECK (err);
-  int x = 1;
-  double *r = malloc (iters * sizeof (double)),
-         *w = malloc (iters * sizeof (double));
-  int k;
-  for (k = -10; k < iters; ++k)
-    {
-      double t0 = now_us ();
-      CHECK (clEnqueueWriteBuffer (d->q, b, CL_TRUE, 0, 4, &x, 0, NULL, NULL));
-      double t1 = now_us ();
-      CHECK (clEnqueueReadBuffer (d->q, b, CL_TRUE, 0, 4, &x, 0, NULL, NULL));
-      double t2 = now_us ();
-      if (k >= 0)
-        {
-          w[k] = t1 - t0;
-          r[k] = t2 - t1;
-        }
-    }
-  *rd = summarize (r, iters).median;
-  *wr = summarize (w, iters).median;
-  free (r);
-  free (w);
-  clReleaseMemObject (b);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -658,8 +625,10 @@ main (int argc, char **argv)
               m4.median / rn.median);
       if (!icd)
         {
-          double nrd, nwr;
-          small_transfers (&local, n4, &nrd, &nwr);
+          /* The blocking 4-byte write and read a move's ends make.  */
+          double gwr, grd;
+          transfer_rate (&local, 4, n4, &gwr, &grd);
+          double nrd = 4 / grd / 1e3, nwr = 4 / gwr / 1e3;
           printf ("4-byte migration's floor: native blocking read %.1f + "
                   "write %.1f + 1.5 RTT %.1f = %.1f us; 1.5x the remote "
                   "no-op %.1f us\n",

@@ -102,6 +102,38 @@ gated (cl_context c, cl_command_queue q, cl_command_queue q2, cl_mem b,
   return t[ITERS / 2];
 }
 
+enum how
+{
+  BLOCKING,
+  WAIT,
+  POLL
+};
+
+static cl_int
+transfer (cl_command_queue q, cl_mem b, int write, enum how how, int *v)
+{
+  cl_event e = NULL;
+  cl_bool blocking = how == BLOCKING;
+  cl_int err = write ? clEnqueueWriteBuffer (q, b, blocking, 0, 4, v, 0, NULL,
+                                             blocking ? NULL : &e)
+                     : clEnqueueReadBuffer (q, b, blocking, 0, 4, v, 0, NULL,
+                                            blocking ? NULL : &e);
+  if (err || blocking)
+    return err;
+  clFlush (q);
+  if (how == WAIT)
+    err = clWaitForEvents (1, &e);
+  else
+    {
+      cl_int st = CL_QUEUED;
+      while (!err && st > CL_COMPLETE)
+        err = clGetEventInfo (e, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                              sizeof (st), &st, NULL);
+    }
+  clReleaseEvent (e);
+  return err;
+}
+
 /* A thread that polls an idle socket, as pocld's readers do between
    messages.  */
 static atomic_int polling;
@@ -121,7 +153,7 @@ poller (void *arg)
    migration's source and destination wait for the network between
    theirs.  */
 static double
-blocking_after (cl_command_queue q, cl_mem b, int write, void *host,
+blocking_after (cl_command_queue q, cl_mem b, int write, int *host,
                 double idle, double *t)
 {
   int i;
@@ -131,11 +163,7 @@ blocking_after (cl_command_queue q, cl_mem b, int write, void *host,
       while (now_us () - t0 < idle)
         ;
       t0 = now_us ();
-      cl_int err = write ? clEnqueueWriteBuffer (q, b, CL_TRUE, 0, 4, host, 0,
-                                                 NULL, NULL)
-                         : clEnqueueReadBuffer (q, b, CL_TRUE, 0, 4, host, 0,
-                                                NULL, NULL);
-      if (err)
+      if (transfer (q, b, write, BLOCKING, host))
         return -1;
       if (i >= 0)
         t[i] = now_us () - t0;
@@ -145,42 +173,9 @@ blocking_after (cl_command_queue q, cl_mem b, int write, void *host,
 }
 
 static double
-blocking (cl_command_queue q, cl_mem b, int write, void *host, double *t)
+blocking (cl_command_queue q, cl_mem b, int write, int *host, double *t)
 {
   return blocking_after (q, b, write, host, 0, t);
-}
-
-enum how
-{
-  BLOCKING,
-  WAIT,
-  POLL
-};
-
-static cl_int
-transfer (cl_command_queue q, cl_mem b, int write, enum how how, int *v)
-{
-  cl_event e = NULL;
-  cl_bool blocking = how == BLOCKING;
-  cl_int err
-      = write ? clEnqueueWriteBuffer (q, b, blocking, 0, 4, v, 0, NULL,
-                                      blocking ? NULL : &e)
-              : clEnqueueReadBuffer (q, b, blocking, 0, 4, v, 0, NULL,
-                                     blocking ? NULL : &e);
-  if (err || blocking)
-    return err;
-  clFlush (q);
-  if (how == WAIT)
-    err = clWaitForEvents (1, &e);
-  else
-    {
-      cl_int st = CL_QUEUED;
-      while (!err && st > CL_COMPLETE)
-        err = clGetEventInfo (e, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                              sizeof (st), &st, NULL);
-    }
-  clReleaseEvent (e);
-  return err;
 }
 
 int
@@ -253,7 +248,7 @@ main (void)
   /* pocld's staging of a read: a mapped buffer made with
      CL_MEM_ALLOC_HOST_PTR (page-locked on NVIDIA's).  */
   cl_mem pin = clCreateBuffer (c, CL_MEM_ALLOC_HOST_PTR, 4096, NULL, &err);
-  void *host
+  int *host
       = pin ? clEnqueueMapBuffer (q2, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
                                   0, 4096, 0, NULL, NULL, &err)
             : NULL;
