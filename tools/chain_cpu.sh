@@ -5,7 +5,8 @@
 # benchmark's process and of pocld's session process (/proc/PID/stat, sampled
 # over the middle of the remote run).
 #   tools/chain_cpu.sh [CHAINS]   (default 8000)
-# Env: BUILD_DIR (default build), POCLD (default the build's pocld).
+# Env: BUILD_DIR (default build), POCLD (default the build's pocld), POCLD_ENV (VAR=VALUE
+# words for pocld alone, e.g. an LD_PRELOAD of another malloc).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}/pocl
@@ -15,7 +16,7 @@ trap '"$repo/tests/remote/pocld_fixture.sh" stop "$bin/st" >/dev/null 2>&1 || tr
 cc -O2 -o "$bin/chain_cpu" "$repo/tools/bench/chain_cpu.c" -lOpenCL
 export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
 POCL_DEVICES=pthread "$bin/chain_cpu" native "$n"
-"$repo/tests/remote/pocld_fixture.sh" start "$bin/st" "${POCLD:-$build/pocld/pocld}" "$build" >/dev/null
+env ${POCLD_ENV:-} "$repo/tests/remote/pocld_fixture.sh" start "$bin/st" "${POCLD:-$build/pocld/pocld}" "$build" >/dev/null
 port=$(sed -n 's/^POCLD_PORT=//p' "$bin/st" | head -n1)
 listener=$(sed -n 's/^POCLD_PID=//p' "$bin/st" | head -n1)
 POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 "$bin/chain_cpu" remote "$n" &

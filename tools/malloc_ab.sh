@@ -8,7 +8,10 @@
 # preloaded into the benchmark, for what the allocator alone buys PoCL.
 #   tools/malloc_ab.sh [ROUNDS]   (default 3)
 # The glibc pocld is built standalone (cmake -S pocld -DPOCLD_JEMALLOC=OFF)
-# under $BUILD_DIR/pocld-glibc.  Env: BUILD_DIR (default build).
+# under $BUILD_DIR/pocld-glibc.  Env: BUILD_DIR (default build); VARIANTS:
+# more settings of the glibc pocld for chain_cpu.sh in each round, each
+# VAR=VALUE[,VAR=VALUE...], e.g. LD_PRELOAD=<another malloc> or
+# GLIBC_TUNABLES=glibc.malloc.arena_max=1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 root=${BUILD_DIR:-$repo/build}
@@ -39,5 +42,10 @@ for ((r = 1; r <= rounds; ++r)); do
       grep -E 'RTT\)|^no-op|^native|^remote  |chain:'
     "$fixture" stop "$bin/st" >/dev/null
     POCLD=$pocld "$repo/tools/chain_cpu.sh" 8000 2>/dev/null | grep -E '^native|^remote:|^over'
+  done
+  for v in ${VARIANTS:-}; do
+    echo "== round $r, $glibc/pocld with $v"
+    POCLD=$glibc/pocld POCLD_ENV=${v//,/ } "$repo/tools/chain_cpu.sh" 8000 2>/dev/null |
+      grep -E '^remote:|^over'
   done
 done
