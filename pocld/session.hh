@@ -365,7 +365,12 @@ private:
   bool replay(Channel &c, Conn conn, uint64_t seen);
   void trim(Channel &c, uint64_t seen);
   bool ack(const Msg &m);
+  // Acknowledges what the readers have seen: by itself (send_ack), or, once
+  // due (ack_due_), before the next message to the client on the command
+  // socket (take_ack gives it), which saves a write here and a wake-up of
+  // the client's reader.
   void send_ack();
+  bool take_ack(pocl_remote_ack &a);
   void reply(uint64_t id, cl_int status, const void *payload = nullptr,
              uint64_t payload_len = 0);
   // A command that failed before it reached the runtime (a PUSH: its peer
@@ -615,6 +620,8 @@ private:
   // counts last acknowledged.  [0]: command reader; [1]: data reader.
   std::atomic<uint64_t> seen_[2] = {{0}, {0}};
   std::atomic<uint64_t> acked_cmd_{0}; // seen_[0] in the last ACK
+  std::atomic<uint64_t> payload_since_ack_{0}; // command socket's
+  std::atomic<bool> ack_due_{false};
 
   // Data socket hand-over: guarded by mu_.
   std::mutex mu_;

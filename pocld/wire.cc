@@ -129,17 +129,22 @@ bool send_iov(Conn c, iovec *iov, int count)
 }
 
 bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
-              size_t body_len, const void *payload, uint64_t payload_len)
+              size_t body_len, const void *payload, uint64_t payload_len,
+              const pocl_remote_ack *ack)
 {
+  pocl_remote_hdr ah{POCL_RMSG_ACK, sizeof *ack, 0, 0};
   pocl_remote_hdr h;
   h.type = type;
   h.body_size = static_cast<uint32_t>(body_len);
   h.payload_size = payload_len;
   h.id = id;
-  iovec iov[3] = {{&h, sizeof h},
+  iovec iov[5] = {{&ah, sizeof ah},
+                  {const_cast<pocl_remote_ack *>(ack), sizeof *ack},
+                  {&h, sizeof h},
                   {const_cast<void *>(body), body_len},
                   {const_cast<void *>(payload), payload_len}};
-  return send_iov(c, iov, payload_len ? 3 : 2);
+  const int skip = ack != nullptr ? 0 : 2;
+  return send_iov(c, iov + skip, (payload_len ? 5 : 4) - skip);
 }
 
 int send_bulk(Conn c, pocl_remote_bulk &b, uint32_t type, uint64_t id,

@@ -102,9 +102,11 @@ private:
 
 // All of iov's bytes, in order (may advance iov's entries).
 bool send_iov(Conn c, iovec *iov, int count);
-// One message (header, body, payload) with one send of the link.
+// One message (header, body, payload) with one send of the link; an ACK
+// before it in the same send where ack is not null.
 bool send_msg(Conn c, uint32_t type, uint64_t id, const void *body,
-              size_t body_len, const void *payload, uint64_t payload_len);
+              size_t body_len, const void *payload, uint64_t payload_len,
+              const pocl_remote_ack *ack = nullptr);
 // One message whose payload goes the way the connection's bulk transport
 // marks it (*mark; 0: inline, send_msg): POCL_REMOTE_BULK_OK, _PARTIAL or
 // _BROKEN.  src: when a payload still being read is ready (inline: all of

@@ -6,7 +6,9 @@
 # over the middle of the remote run).
 #   tools/chain_cpu.sh [CHAINS]   (default 8000)
 # Env: BUILD_DIR (default build), POCLD (default the build's pocld), POCLD_ENV (VAR=VALUE
-# words for pocld alone, e.g. an LD_PRELOAD of another malloc).
+# words for pocld alone, e.g. an LD_PRELOAD of another malloc), COUNTS=1 (with perf and
+# its tracepoints: the whole machine's sendmsg, recvfrom and context switches per chain
+# over the remote run, warm-up chains and start-up included).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$repo/build}/pocl
@@ -19,16 +21,27 @@ POCL_DEVICES=pthread "$bin/chain_cpu" native "$n"
 env ${POCLD_ENV:-} "$repo/tests/remote/pocld_fixture.sh" start "$bin/st" "${POCLD:-$build/pocld/pocld}" "$build" >/dev/null
 port=$(sed -n 's/^POCLD_PORT=//p' "$bin/st" | head -n1)
 listener=$(sed -n 's/^POCLD_PID=//p' "$bin/st" | head -n1)
-POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 "$bin/chain_cpu" remote "$n" &
-client=$!
+counts=()
+[[ ${COUNTS:-} == 1 ]] && counts=(perf stat -a -x, -o "$bin/counts"
+  -e syscalls:sys_enter_sendmsg,syscalls:sys_enter_recvfrom,sched:sched_switch --)
+POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 "${counts[@]}" "$bin/chain_cpu" remote "$n" &
+waited=$!
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 sleep 1.5
+client=$waited
+[[ ${COUNTS:-} == 1 ]] && client=$(pgrep -n -P "$waited")
 session=$(pgrep -n -P "$listener")
 t0=$(date +%s%N) s0=$(ticks "$session") c0=$(ticks "$client")
 sleep 3
 t1=$(date +%s%N) s1=$(ticks "$session") c1=$(ticks "$client")
-wait "$client"
+wait "$waited"
 awk -v w=$(((t1 - t0) / 1000)) -v s=$((s1 - s0)) -v c=$((c1 - c0)) -v hz="$hz" 'BEGIN {
   printf "over %.2f s of the remote run: pocld session %.2f s of CPU, the client %.2f s\n",
          w / 1e6, s / hz, c / hz }'
+if [[ ${COUNTS:-} == 1 ]]; then
+  # chain_cpu runs 50 warm-up chains before the N it times
+  awk -F, -v n=$((n + 50)) 'NF > 2 && !/^#/ { split($3, e, ":"); v[e[2]] = $1 / n }
+    END { printf "per chain, whole machine, over the remote run: %.1f sendmsg, %.1f recvfrom, %.1f context switches\n",
+          v["sys_enter_sendmsg"], v["sys_enter_recvfrom"], v["sched_switch"] }' "$bin/counts"
+fi

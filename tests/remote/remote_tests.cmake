@@ -26,7 +26,8 @@ set(REMOTE_E2E_PROGRAMS
   svm
   event_status
   coalesce
-  builtin_kernels)
+  builtin_kernels
+  acks)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
   set(tgt "remote_test_${prog}")
@@ -77,6 +78,13 @@ if(ENABLE_HOST_CPU_DEVICES)
             $<TARGET_FILE:remote_test_session_isolation>)
   set_tests_properties(remote/session_isolation PROPERTIES ${remote_e2e_props}
     TIMEOUT 300 FAIL_REGULAR_EXPRESSION "session_isolation: FAIL")
+
+  # When pocld acknowledges: with a message when owed, by itself only later (raw protocol).
+  add_test(NAME remote/acks
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_acks>)
+  set_tests_properties(remote/acks PROPERTIES ${remote_e2e_props}
+    TIMEOUT 120 FAIL_REGULAR_EXPRESSION "acks: FAIL")
 
   # 3. Its own pocld (not the fixture's: it gets killed), SIGKILLed under a client.
   add_test(NAME remote/server_killed

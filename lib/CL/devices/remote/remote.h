@@ -135,6 +135,7 @@ struct remote_server
   uint64_t seen[2];
   uint64_t seen_at_last_ack; /* seen[0] + seen[1] when we last sent one */
   uint64_t payload_since_ack;
+  int ack_due; /* an ACK goes with the next command (atomic) */
   /* set while the connections are broken and a reconnect thread resumes
      the session: senders only log (atomic) */
   int down;
@@ -460,6 +461,10 @@ void pocl_remote_flush_held (remote_server *s, uint64_t held_before);
 /* Sends what s holds if no command sent before it is in flight: for the
    readers, after each message.  */
 void pocl_remote_flush_idle (remote_server *s);
+/* Fills h and a with an ACK of what the readers have seen, which is then
+   no longer due (the command link's send lock held).  */
+void pocl_remote_take_ack (remote_server *s, pocl_remote_hdr *h,
+                           pocl_remote_ack *a);
 /* Whether some server holds kernels.  */
 int pocl_remote_holding (void);
 /* Forgets what s holds (the send lock held): a resume replays it.  Returns

@@ -152,6 +152,28 @@ trace_held (remote_server *s, uint64_t from, uint64_t to, uint64_t t0)
     }
 }
 
+/* The most pieces of one write of the command link: a burst's messages.  */
+#define CMD_IOV (8 * (REMOTE_COALESCE_MAX + 1))
+
+/* Writes iov (n <= CMD_IOV) on the command link, after the ACK that is due
+   if one is (the link's send lock held).  */
+static int
+cmd_send (remote_server *s, struct iovec *iov, int n)
+{
+  if (!__atomic_load_n (&s->ack_due, __ATOMIC_ACQUIRE))
+    return pocl_remote_link_send (&s->cmd, iov, n);
+  struct iovec all[2 + CMD_IOV];
+  pocl_remote_hdr h;
+  pocl_remote_ack a;
+  pocl_remote_take_ack (s, &h, &a);
+  all[0].iov_base = &h;
+  all[0].iov_len = sizeof (h);
+  all[1].iov_base = &a;
+  all[1].iov_len = sizeof (a);
+  memcpy (all + 2, iov, (size_t)n * sizeof (*iov));
+  return pocl_remote_link_send (&s->cmd, all, n + 2);
+}
+
 /* Sends the held messages, the last of them `last_held`, and those after
    them up to message `upto`, in order (the command link's send lock held).
    What a broken link does not take goes with the resume's replay.  */
@@ -164,12 +186,12 @@ send_held (remote_server *s, uint64_t last_held, uint64_t upto)
     return 0;
   while (q <= upto)
     {
-      struct iovec iov[8 * (REMOTE_COALESCE_MAX + 1)];
+      struct iovec iov[CMD_IOV];
       int n = 0;
       uint64_t first = q, t0 = REMOTE_TRACE_T0 ();
       for (; q <= upto && n + 8 <= (int)(sizeof (iov) / sizeof (iov[0])); ++q)
         n += pocl_remote_log_iov (&log->ring[q & (log->cap - 1)], iov + n);
-      if (pocl_remote_link_send (&s->cmd, iov, n))
+      if (cmd_send (s, iov, n))
         return -1;
       if (__builtin_expect (pocl_remote_trace_on, 0) && first <= last_held)
         trace_held (s, first, q - 1 < last_held ? q - 1 : last_held, t0);
@@ -186,7 +208,7 @@ pocl_remote_send_cmd (remote_server *s, uint32_t type, struct iovec *iov,
     return 1;
   if (s->held_from != 0)
     return send_held (s, seq - 1, seq);
-  return pocl_remote_link_send (&s->cmd, iov, n);
+  return cmd_send (s, iov, n);
 }
 
 void

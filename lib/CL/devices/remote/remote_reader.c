@@ -352,36 +352,56 @@ typedef struct reader_arg
   int data_socket;
 } reader_arg;
 
-/* Acknowledge the server's messages every this many, or after this many
-   payload bytes: the server keeps each one (read data included) until
-   then.  */
-#define ACK_EVERY 64
+/* Acknowledge the server's messages: after ACK_EVERY of them an ACK is due
+   and goes with our next command (remote_coalesce.c), which saves a write
+   here and a wake-up of pocld's reader; it goes by itself after ACK_ALONE,
+   or after ACK_PAYLOAD payload bytes (the server keeps each message, read
+   data included, until then).  */
+#define ACK_EVERY 256
+#define ACK_ALONE 1024
 #define ACK_PAYLOAD (1u << 20)
 
-/* Sends our counts when due.  Never waits for the send lock (a sender may
-   hold it while the server, which we must keep reading, is busy): a busy
-   lock postpones the ACK to the next message.  */
+void
+pocl_remote_take_ack (remote_server *s, pocl_remote_hdr *h, pocl_remote_ack *a)
+{
+  a->seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
+  a->seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
+  h->type = POCL_RMSG_ACK;
+  h->body_size = sizeof (*a);
+  h->payload_size = 0;
+  h->id = 0;
+  __atomic_store_n (&s->ack_due, 0, __ATOMIC_RELEASE);
+  __atomic_store_n (&s->seen_at_last_ack, a->seen[0] + a->seen[1],
+                    __ATOMIC_RELEASE);
+  __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
+}
+
+/* Owes an ACK when due, and sends it by itself when long due.  Never waits
+   for the send lock (a sender may hold it while the server, which we must
+   keep reading, is busy): a busy lock leaves the ACK to the next command or
+   message.  */
 static void
 maybe_ack (remote_server *s, uint64_t payload_size)
 {
-  pocl_remote_ack a;
-  a.seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
-  a.seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
-  uint64_t total = a.seen[0] + a.seen[1];
+  uint64_t total = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE)
+                   + __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
   uint64_t bytes = __atomic_add_fetch (&s->payload_since_ack, payload_size,
                                        __ATOMIC_ACQ_REL);
-  if ((total - __atomic_load_n (&s->seen_at_last_ack, __ATOMIC_ACQUIRE)
-       < ACK_EVERY
-       && bytes < ACK_PAYLOAD)
+  uint64_t unacked
+      = total - __atomic_load_n (&s->seen_at_last_ack, __ATOMIC_ACQUIRE);
+  if (unacked < ACK_EVERY && bytes < ACK_PAYLOAD)
+    return;
+  __atomic_store_n (&s->ack_due, 1, __ATOMIC_RELEASE);
+  if ((unacked < ACK_ALONE && bytes < ACK_PAYLOAD)
       || pthread_mutex_trylock (&s->cmd_send_lock))
     return;
   if (!__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
     {
-      pocl_remote_hdr h = { POCL_RMSG_ACK, sizeof (a), 0, 0 };
+      pocl_remote_hdr h;
+      pocl_remote_ack a;
+      pocl_remote_take_ack (s, &h, &a);
       struct iovec iov[2] = { { &h, sizeof (h) }, { &a, sizeof (a) } };
       pocl_remote_link_send (&s->cmd, iov, 2);
-      __atomic_store_n (&s->seen_at_last_ack, total, __ATOMIC_RELEASE);
-      __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
     }
   pthread_mutex_unlock (&s->cmd_send_lock);
 }
