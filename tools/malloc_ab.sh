@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # pocld with jemalloc (the build's, pocld/CMakeLists.txt) against the same
-# pocld on glibc's malloc, alternately: tools/bench/overhead_bench.c's no-op
-# and 100-kernel chain (native, remote and the loopback round trip of the
-# same run) against a fresh pocld on loopback over the build's pthread
-# device, then tools/chain_cpu.sh (CPU time per chain of the client and of
-# pocld's session).  Each round also runs the native chain with jemalloc
-# preloaded into the benchmark, for what the allocator alone buys PoCL.
+# pocld on glibc's malloc, alternately, through tools/chain_side.sh
+# (overhead_bench's no-op and 100-kernel chain, chain_cpu.sh's chain and CPU
+# per chain; the pocld log's malloc line).  Each round also runs the native
+# chain with jemalloc preloaded into the benchmark, for what the allocator
+# alone buys PoCL.
 #   tools/malloc_ab.sh [ROUNDS]   (default 3)
 # The glibc pocld is built standalone (cmake -S pocld -DPOCLD_JEMALLOC=OFF)
 # under $BUILD_DIR/pocld-glibc.  Env: BUILD_DIR (default build); VARIANTS:
@@ -24,9 +23,7 @@ ninja -C "$glibc" >/dev/null
 jemalloc=$(ldd "$build/pocld/pocld" | awk '/libjemalloc/ {print $3}')
 [[ -n $jemalloc ]] || { echo "malloc_ab.sh: $build/pocld/pocld has no jemalloc" >&2; exit 1; }
 bin=$(mktemp -d)
-fixture=$repo/tests/remote/pocld_fixture.sh
-trap '"$fixture" stop "$bin/st" >/dev/null 2>&1 || true; rm -rf "$bin"' EXIT
-cc -O2 -o "$bin/overhead_bench" "$repo/tools/bench/overhead_bench.c" -lOpenCL -lpthread -lm
+trap 'rm -rf "$bin"' EXIT
 cc -O2 -o "$bin/chain_cpu" "$repo/tools/bench/chain_cpu.c" -lOpenCL
 export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
 for ((r = 1; r <= rounds; ++r)); do
@@ -34,18 +31,11 @@ for ((r = 1; r <= rounds; ++r)); do
   LD_PRELOAD=$jemalloc POCL_DEVICES=pthread "$bin/chain_cpu" native 8000
   for pocld in "$glibc/pocld" "$build/pocld/pocld"; do
     echo "== round $r, $pocld"
-    "$fixture" start "$bin/st" "$pocld" "$build" >/dev/null
-    grep -o 'malloc from [^ ]*' "$bin/st.log"
-    port=$(sed -n 's/^POCLD_PORT=//p' "$bin/st" | head -n1)
-    POCL_DEVICES="pthread remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
-      "$bin/overhead_bench" -i 2000 noop chain |
-      grep -E 'RTT\)|^no-op|^native|^remote  |chain:'
-    "$fixture" stop "$bin/st" >/dev/null
-    POCLD=$pocld "$repo/tools/chain_cpu.sh" 8000 2>/dev/null | grep -E '^native|^remote:|^over'
+    "$repo/tools/chain_side.sh" "$pocld"
   done
   for v in ${VARIANTS:-}; do
     echo "== round $r, $glibc/pocld with $v"
-    POCLD=$glibc/pocld POCLD_ENV=${v//,/ } "$repo/tools/chain_cpu.sh" 8000 2>/dev/null |
+    POCLD=$glibc/pocld POCLD_ENV=${v//,/ } "$repo/tools/chain_cpu.sh" 12000 2>/dev/null |
       grep -E '^remote:|^over'
   done
 done
