@@ -4,6 +4,7 @@
 
 #include "log.hh"
 #include "pocl_remote_protocol.h"
+#include "pocl_remote_trace_clock.h"
 
 #include <cerrno>
 #include <csignal>
@@ -178,12 +179,16 @@ void trace_flush()
     return;
   }
   const int pid = int(getpid());
+  char boot_id[POCL_REMOTE_BOOT_ID_LEN + 1];
+  int64_t mono_offset = 0;
+  pocl_remote_trace_clock(boot_id, &mono_offset);
   fprintf(f,
           "{\"displayTimeUnit\":\"ns\",\"pocl_remote\":{\"role\":\"server\","
-          "\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"session\":\"%s\"},\n"
+          "\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"boot_id\":\"%s\","
+          "\"monotonic_offset_ns\":%lld,\"session\":\"%s\"},\n"
           "\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\","
           "\"pid\":%d,\"args\":{\"name\":\"pocld session %s (%d)\"}}",
-          pid, g_session, pid, g_sid, pid);
+          pid, boot_id, (long long)mono_offset, g_session, pid, g_sid, pid);
   for (const Thread &t : g_threads)
     fprintf(f,
             ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"

@@ -2,7 +2,8 @@
 """Merges PoCL-R command traces (doc/tracing.md) into one Chrome trace-event
 JSON file: the clients' files (POCL_REMOTE_TRACE) and pocld's session files
 (pocld --trace PREFIX: PREFIX.<session>.json), with every server's
-timestamps shifted onto its client's clock by the offset that the client
+timestamps shifted onto its client's clock: exactly where both ran on one
+boot of one host (the same boot id), else by the offset that the client
 measured (CLOCK requests, the sample of the shortest round trip).
 
     tools/trace_merge.py -o merged.json client.json server-*.json
@@ -64,7 +65,15 @@ def merge(paths):
             print("%s: session %s is in no client's trace: its clock is left "
                   "as it is" % (path, meta["session"]), file=sys.stderr)
         else:
-            shift_us = -s["offset_ns"] / 1000.0
+            offset_ns, uncertainty_ns = s["offset_ns"], s["rtt_ns"] // 2
+            cmeta = clients[k][2]
+            if cmeta.get("boot_id") and cmeta["boot_id"] == meta.get("boot_id"):
+                # One boot of one host: one CLOCK_MONOTONIC, less the
+                # offsets of the processes' time namespaces.
+                offset_ns = (meta.get("monotonic_offset_ns", 0)
+                             - cmeta.get("monotonic_offset_ns", 0))
+                uncertainty_ns = 0
+            shift_us = -offset_ns / 1000.0
             name = "pocld %s:%d session %s (%d)" % (
                 s["host"], s["port"], meta["session"][:8], meta["pid"])
         for e in d["traceEvents"]:
@@ -80,8 +89,8 @@ def merge(paths):
         merged_meta["servers"].append({
             "file": path, "pid": pid, "session": meta["session"],
             "client": k,
-            "offset_ns": s["offset_ns"] if s else None,
-            "uncertainty_ns": s["rtt_ns"] // 2 if s else None,
+            "offset_ns": offset_ns if s else None,
+            "uncertainty_ns": uncertainty_ns if s else None,
         })
     out.sort(key=lambda e: (e.get("ph") != "M", e.get("ts", 0)))
     return {"displayTimeUnit": "ns", "pocl_remote_merged": merged_meta,

@@ -59,6 +59,8 @@ def load(path):
         name = names.get(sv["pid"], sv["pid"])
         if sv["uncertainty_ns"] is None:
             print("server %s: not aligned (in no client's trace)" % name)
+        elif sv["uncertainty_ns"] == 0:
+            print("server %s: the client's host and clock" % name)
         else:
             print("server %s: clock uncertainty +-%.1f us" %
                   (name, sv["uncertainty_ns"] / 1e3))

@@ -6,8 +6,8 @@ test_trace.c through two servers:
   flow (begun at the client's enqueue, ended at its completion);
 - every kernel, write and read has enqueue, send, recv, native_enqueue,
   native_complete, completion_send, completion and complete, in that order
-  once the servers' clocks are shifted onto the client's, allowing each
-  server's offset uncertainty (half the round trip of its clock sample);
+  once the servers' clocks are shifted onto the client's (exactly: one
+  host's processes share CLOCK_MONOTONIC, which the merge must see);
 - the write's bytes: sent as DATA (plus its 24-byte header), received and
   written natively in full; the read's bytes back in its completion;
 - the migration between the servers: MIGRATE_IN and PUSH sent, the
@@ -44,6 +44,10 @@ def main():
     for s in meta["servers"]:
         if s["uncertainty_ns"] is None:
             fail("server trace %s has no clock offset" % s["file"])
+        # every process of this test runs on this host: one clock
+        if s["uncertainty_ns"] != 0:
+            fail("server trace %s aligned by a measured offset, not as one "
+                 "host's clock" % s["file"])
         tol[s["pid"]] = s["uncertainty_ns"] / 1000.0 + 1.0
     tol[client_pid] = 0.0
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pocl_remote_trace_clock.h"
 #include "remote.h"
 #include "remote_trace.h"
 
@@ -197,10 +198,14 @@ trace_flush (void)
       comm[strcspn (comm, "\n\"\\")] = 0;
       fclose (cf);
     }
+  char boot_id[POCL_REMOTE_BOOT_ID_LEN + 1];
+  int64_t mono_offset = 0;
+  pocl_remote_trace_clock (boot_id, &mono_offset);
   fprintf (f,
            "{\"displayTimeUnit\":\"ns\",\"pocl_remote\":{\"role\":\"client\","
-           "\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"servers\":[",
-           pid);
+           "\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"boot_id\":\"%s\","
+           "\"monotonic_offset_ns\":%lld,\"servers\":[",
+           pid, boot_id, (long long)mono_offset);
   int first = 1;
   for (unsigned i = 0; i < POCL_REMOTE_MAX_PEERS; ++i)
     {
