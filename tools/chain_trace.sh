@@ -22,7 +22,7 @@ POCLD_EXTRA_ARGS="--trace $out/server" "$fixture" start "$bin/st" \
 port=$(sed -n 's/^POCLD_PORT=//p' "$bin/st" | head -n1)
 POCL_DEVICES="pthread remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
   POCL_REMOTE_TRACE=$out/client.json "$bin/overhead_bench" -i "${1:-2000}" chain |
-  grep -E '^native|^remote  |chain:'
+  grep -E 'RTT\)|^native|^remote  |chain:'
 # the session writes its trace when it ends
 "$fixture" stop "$bin/st" >/dev/null
 python3 "$repo/tools/trace_merge.py" -o "$out/merged.json" "$out/client.json" "$out"/server.*.json
