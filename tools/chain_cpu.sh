@@ -26,19 +26,24 @@ counts=()
   -e syscalls:sys_enter_sendmsg,syscalls:sys_enter_recvfrom,sched:sched_switch --)
 POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 "${counts[@]}" "$bin/chain_cpu" remote "$n" &
 waited=$!
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# empty once the process is gone
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || true; }
 hz=$(getconf CLK_TCK)
 sleep 1.5
 client=$waited
-[[ ${COUNTS:-} == 1 ]] && client=$(pgrep -n -P "$waited")
-session=$(pgrep -n -P "$listener")
+[[ ${COUNTS:-} == 1 ]] && client=$(pgrep -n -P "$waited" || echo "$waited")
+session=$(pgrep -n -P "$listener" || echo "$listener")
 t0=$(date +%s%N) s0=$(ticks "$session") c0=$(ticks "$client")
 sleep 3
 t1=$(date +%s%N) s1=$(ticks "$session") c1=$(ticks "$client")
 wait "$waited"
-awk -v w=$(((t1 - t0) / 1000)) -v s=$((s1 - s0)) -v c=$((c1 - c0)) -v hz="$hz" 'BEGIN {
-  printf "over %.2f s of the remote run: pocld session %.2f s of CPU, the client %.2f s\n",
-         w / 1e6, s / hz, c / hz }'
+if [[ -z $s0 || -z $s1 || -z $c0 || -z $c1 ]]; then
+  echo "chain_cpu.sh: the remote run ended before its CPU sample (1.5 to 4.5 s): give more CHAINS" >&2
+else
+  awk -v w=$(((t1 - t0) / 1000)) -v s=$((s1 - s0)) -v c=$((c1 - c0)) -v hz="$hz" 'BEGIN {
+    printf "over %.2f s of the remote run: pocld session %.2f s of CPU, the client %.2f s\n",
+           w / 1e6, s / hz, c / hz }'
+fi
 if [[ ${COUNTS:-} == 1 ]]; then
   # chain_cpu runs 50 warm-up chains before the N it times
   awk -F, -v n=$((n + 50)) 'NF > 2 && !/^#/ { split($3, e, ":"); v[e[2]] = $1 / n }
