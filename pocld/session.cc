@@ -402,7 +402,7 @@ constexpr uint64_t kAckBytes = 1 << 20;
 void Session::send_ack()
 {
   ack_due_ = false;
-  payload_since_ack_ = 0;
+  payload_acked_ = payload_seen_.load();
   pocl_remote_ack a{{seen_[0].load(), seen_[1].load()}};
   acked_cmd_ = a.seen[0];
   send(Sock::Command, POCL_RMSG_ACK, 0, &a, sizeof a, nullptr, 0);
@@ -412,7 +412,7 @@ bool Session::take_ack(pocl_remote_ack &a)
 {
   if (!ack_due_.load(std::memory_order_relaxed) || !ack_due_.exchange(false))
     return false;
-  payload_since_ack_ = 0;
+  payload_acked_ = payload_seen_.load();
   a = pocl_remote_ack{{seen_[0].load(), seen_[1].load()}};
   acked_cmd_ = a.seen[0];
   return true;
@@ -493,14 +493,17 @@ bool Session::run_commands()
       cover_trailing();
     if (m.hdr.type == POCL_RMSG_ACK)
       continue;
-    const uint64_t unacked = seen_[0].fetch_add(1, std::memory_order_relaxed) +
-                             1 - acked_cmd_.load(std::memory_order_relaxed);
-    const uint64_t bytes = payload_since_ack_.fetch_add(
-                               m.hdr.payload_size, std::memory_order_relaxed) +
-                           m.hdr.payload_size;
-    if (unacked >= kAckAlone || bytes >= kAckBytes)
+    // Only this thread writes the counts: no read-modify-write.
+    const uint64_t seen = seen_[0].load(std::memory_order_relaxed) + 1;
+    const uint64_t bytes =
+        payload_seen_.load(std::memory_order_relaxed) + m.hdr.payload_size;
+    seen_[0].store(seen, std::memory_order_relaxed);
+    payload_seen_.store(bytes, std::memory_order_relaxed);
+    const uint64_t unacked = seen - acked_cmd_.load(std::memory_order_relaxed);
+    if (unacked >= kAckAlone ||
+        bytes - payload_acked_.load(std::memory_order_relaxed) >= kAckBytes)
       send_ack();
-    else if (unacked >= kAckEvery)
+    else if (unacked >= kAckEvery && !ack_due_.load(std::memory_order_relaxed))
       ack_due_.store(true, std::memory_order_relaxed);
   }
 }

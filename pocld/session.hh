@@ -620,7 +620,10 @@ private:
   // counts last acknowledged.  [0]: command reader; [1]: data reader.
   std::atomic<uint64_t> seen_[2] = {{0}, {0}};
   std::atomic<uint64_t> acked_cmd_{0}; // seen_[0] in the last ACK
-  std::atomic<uint64_t> payload_since_ack_{0}; // command socket's
+  // The command socket's payload bytes handled (command reader) and their
+  // count in the last ACK, as seen_[0] and acked_cmd_.
+  std::atomic<uint64_t> payload_seen_{0};
+  std::atomic<uint64_t> payload_acked_{0};
   std::atomic<bool> ack_due_{false};
 
   // Data socket hand-over: guarded by mu_.

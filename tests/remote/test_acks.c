@@ -3,9 +3,9 @@
    against the shared fixture's pocld (run_remote.sh).  In order:
 
    1. 300 markers on one queue, pipelined: their 300 COMPLETIONs come with
-      exactly one ACK, whose command count is at least 256 (it was owed from
-      the 256th message on, not before), and a COMPLETION follows it: the ACK
-      went with a message, not by itself.
+      exactly one ACK (by itself every 64 messages there were four), whose
+      command count is at least 256 (owed from the 256th message on, not
+      before), and a COMPLETION follows it in the stream.
    2. A client that only sends: 1100 markers waiting on a foreign event that
       nobody reported get no COMPLETION, and pocld sends an ACK by itself
       once 1024 messages are unacknowledged (its count is at least the last

@@ -391,7 +391,9 @@ maybe_ack (remote_server *s, uint64_t payload_size)
       = total - __atomic_load_n (&s->seen_at_last_ack, __ATOMIC_ACQUIRE);
   if (unacked < ACK_EVERY && bytes < ACK_PAYLOAD)
     return;
-  __atomic_store_n (&s->ack_due, 1, __ATOMIC_RELEASE);
+  /* the senders read it on each command: written once per ACK  */
+  if (!__atomic_load_n (&s->ack_due, __ATOMIC_ACQUIRE))
+    __atomic_store_n (&s->ack_due, 1, __ATOMIC_RELEASE);
   if ((unacked < ACK_ALONE && bytes < ACK_PAYLOAD)
       || pthread_mutex_trylock (&s->cmd_send_lock))
     return;
