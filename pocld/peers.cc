@@ -4,6 +4,7 @@
 // the client.
 #include "control.hh"
 #include "log.hh"
+#include "peer_order.hh"
 #include "session.hh"
 
 #include <cerrno>
@@ -273,6 +274,7 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
     return false;
   PeerLink &l = peers_[index];
   POCLD_TRACE_MSG(PeerSend, type, id, body, payload_len, 0);
+  peer_order_sent(&peers_);
   std::unique_lock<std::mutex> lock(l.mu);
   // A payload still being read is all in place before the lock goes, sent
   // or not: a resume sends the logged message again from the same bytes.
@@ -624,6 +626,7 @@ void Session::run_peer(uint32_t index)
       LOG_ERR(sid_, "peer %u: %s", index, e.why);
       break;
     }
+    peer_order_heard(&peers_);
     bool io_ok = true;
     if (h.type == POCL_RMSG_PEER_NOTIFY) {
       pocl_remote_notify n;
