@@ -4,6 +4,7 @@
 #include "decode.hh"
 
 #include "log.hh"
+#include "pocl_remote_cpus.h"
 #include "wire.hh"
 
 #include <algorithm>
@@ -501,7 +502,7 @@ Devices discover_devices(const char *sid, bool verbose,
     p.wait_completion =
         nvidia_unless(pid, "POCLD_COMPLETION", "wait", "callback") ||
         (getenv("POCLD_COMPLETION") == nullptr &&
-         sysconf(_SC_NPROCESSORS_ONLN) > 2);
+         pocl_remote_usable_cpus() > 2);
     if (p.wait_completion)
       POCLD_LOG(info, sid,
                 "platform %zu: completions noticed by waiting, not callbacks",

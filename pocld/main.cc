@@ -4,6 +4,7 @@
 #include "log.hh"
 #include "notify.hh"
 #include "options.hh"
+#include "pocl_remote_cpus.h"
 #include "server.hh"
 #include "tls.hh"
 #include "trace.hh"
@@ -145,6 +146,9 @@ int main(int argc, char **argv)
   if (!server.listen(set.address, static_cast<uint16_t>(set.port),
                      static_cast<uint16_t>(peer_port)))
     return 1;
+  // What its spinning, completion waiting and peer lanes are chosen by.
+  LOG_INFO("-", "usable CPUs: %ld of %ld online (affinity, cgroup cpu.max)",
+           pocl_remote_usable_cpus(), sysconf(_SC_NPROCESSORS_ONLN));
   char devices[32] = "devices unknown";
   if (ndev >= 0)
     snprintf(devices, sizeof devices, "%ld devices", ndev);

@@ -6,6 +6,7 @@
 // stream is bound by the one core that copies its bytes (3.4-4.2 GB/s for
 // migrations on the H200 host, where the client's lanes move 16.7).
 #include "log.hh"
+#include "pocl_remote_cpus.h"
 #include "session.hh"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ namespace {
 // the client's POCL_REMOTE_LANES: a stream takes about a core at either end.
 unsigned peer_lanes_wanted()
 {
-  long n = sysconf(_SC_NPROCESSORS_ONLN) / 4;
+  long n = pocl_remote_usable_cpus() / 4;
   if (const char *e = getenv("POCLD_PEER_LANES"))
     n = strtol(e, nullptr, 10);
   return unsigned(std::clamp<long>(n, 0, POCL_REMOTE_MAX_LANES));

@@ -3,6 +3,7 @@
 
 #include "decode.hh"
 #include "log.hh"
+#include "pocl_remote_cpus.h"
 
 #include <cstdlib>
 #include <ctime>
@@ -28,7 +29,7 @@ uint64_t spin_ns()
   static const uint64_t t = [] {
     const char *env = getenv("POCLD_SPIN_US");
     long us = env != nullptr ? strtol(env, nullptr, 10)
-                             : (sysconf(_SC_NPROCESSORS_ONLN) > 2 ? 400 : 0);
+                             : (pocl_remote_usable_cpus() > 2 ? 400 : 0);
     return us > 0 ? uint64_t(us) * 1000 : 0;
   }();
   return t;

@@ -9,7 +9,8 @@
 #   POCL_TARBALL=<Debian 12's pocl.tar.xz> [OLD=DIR] tools/gpu_overhead_ab.sh [PART...]
 # Env: BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL, PORT (default 26000),
 # ROUNDS (default 2), ITERATIONS (overhead_bench -i, default 2000), MOVES
-# (overhead_bench -m), OUT (logs), EXTRA_CMAKE_ARGS (all builds: tools/build.sh).
+# (overhead_bench -m), OUT (logs), EXTRA_CMAKE_ARGS (all builds: tools/build.sh),
+# CLIENT_CPUS and POCLD_CPUS (taskset -c lists for overhead_bench and for both pocld).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-/tmp/pocl-gpu}
@@ -45,6 +46,9 @@ nvidia-smi -L | head -2
 echo "built in $(($(date +%s) - t0)) s; trees: ${trees[*]}; pocld on GPU 0 and GPU $second"
 export POCL_BUILDING=1
 
+pin_pocld=() pin_client=()
+[[ -n ${POCLD_CPUS:-} ]] && pin_pocld=(taskset -c "$POCLD_CPUS")
+[[ -n ${CLIENT_CPUS:-} ]] && pin_client=(taskset -c "$CLIENT_CPUS")
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null' EXIT
 # run TREE [TRACE_PREFIX]: fresh pocld, overhead_bench through them
@@ -55,7 +59,7 @@ run() {
     p=$((port + 10 * k))
     args=(--port "$p" --log-level info)
     [[ -n $trace ]] && args+=(--trace "$trace-$k")
-    OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=$((k ? second : 0)) "$thin/pocld/pocld" \
+    OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=$((k ? second : 0)) "${pin_pocld[@]}" "$thin/pocld/pocld" \
       "${args[@]}" >"$logs/pocld-$p.log" 2>&1 &
     pids+=($!)
   done
@@ -70,7 +74,7 @@ run() {
     POCL_DEVICES="remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
     POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 10))/0 BENCH_LOCAL=NVIDIA \
     OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
-    timeout 400 "$bin/overhead_bench" -i "${ITERATIONS:-2000}" ${MOVES:+-m "$MOVES"} -g "${parts[@]}"
+    timeout 400 "${pin_client[@]}" "$bin/overhead_bench" -i "${ITERATIONS:-2000}" ${MOVES:+-m "$MOVES"} -g "${parts[@]}"
   kill "${pids[@]}" 2>/dev/null
   wait "${pids[@]}" 2>/dev/null
   pids=()

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pocl_debug.h"
+#include "pocl_remote_cpus.h"
 #include "pocl_runtime_config.h"
 #include "remote.h"
 #include "remote_trace.h"
@@ -25,7 +26,7 @@ pocl_remote_cpu_option (int64_t *cached, const char *name, int64_t few_cpus,
   int64_t v = __atomic_load_n (cached, __ATOMIC_RELAXED);
   if (v < 0)
     {
-      long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+      long cpus = pocl_remote_usable_cpus ();
       v = pocl_get_int_option (name, (int)(cpus > 2 ? more_cpus : few_cpus));
       v = v < 0 ? 0 : v > max ? max : v;
       __atomic_store_n (cached, v, __ATOMIC_RELAXED);

@@ -8,6 +8,7 @@
 
 #include "pocl_debug.h"
 #include "pocl_remote_auth.h"
+#include "pocl_remote_cpus.h"
 #include "pocl_runtime_config.h"
 #include "remote.h"
 
@@ -20,7 +21,7 @@
 static unsigned
 lanes_wanted (void)
 {
-  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+  long cpus = pocl_remote_usable_cpus ();
   long n = pocl_get_int_option ("POCL_REMOTE_LANES",
                                 (int)(cpus / REMOTE_CPUS_PER_LANE));
   return n < 0                             ? 0
