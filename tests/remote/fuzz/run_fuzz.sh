@@ -6,7 +6,8 @@
 # a source changed), replays every committed input (regressions), then fuzzes with new
 # inputs going to WORK_DIR/corpus and crashes to WORK_DIR/crash-*. Exits 77 (CTest:
 # skipped) when no clang with libFuzzer is installed (Debian 12: clang-15, which pulls
-# in libclang-common-15-dev with libFuzzer). Env: FUZZ_CXX (default clang++-15).
+# in libclang-common-15-dev with libFuzzer). Env: FUZZ_CXX (default clang++-15), FUZZ_CC
+# (default: FUZZ_CXX's C compiler).
 set -euo pipefail
 
 name=fuzz_decode
@@ -31,19 +32,29 @@ if ! "$cxx" -fsanitize=fuzzer "$probe.cc" -o "$probe" 2>"$probe.log"; then
   exit 77
 fi
 
-# Exactly pocld's decoder sources: the target links them, not a copy.
+# Exactly pocld's decoder sources: the target links them, not a copy; the C ones
+# (csrcs) through clang-15 (FUZZ_CC) as C.
 srcs=("$here/fuzz_decode.cc" "$repo/pocld/decode.cc" "$repo/pocld/control.cc"
       "$repo/pocld/wire.cc" "$repo/pocld/tls.cc")
-deps=("${srcs[@]}" "$repo"/pocld/*.hh "$repo"/protocol/pocl_remote_*.h)
+csrcs=("$repo/protocol/pocl_remote_cpus.c")
+cc=${FUZZ_CC:-${cxx/clang++/clang}}
+deps=("${srcs[@]}" "${csrcs[@]}" "$repo"/pocld/*.hh "$repo"/protocol/pocl_remote_*.h)
 bin=$work/fuzz_decode
 stale=0
 [[ -x $bin ]] || stale=1
 for f in "${deps[@]}"; do [[ $f -nt $bin ]] && stale=1; done
 if [[ $stale == 1 ]]; then
   echo "$name: building $bin with $cxx"
+  objs=()
+  for c in "${csrcs[@]}"; do
+    o=$work/$(basename "$c" .c).o
+    "$cc" -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+      -I"$repo/protocol" -c "$c" -o "$o"
+    objs+=("$o")
+  done
   "$cxx" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=all -I"$repo/pocld" -I"$repo/protocol" \
-    "${srcs[@]}" -o "$bin"
+    "${srcs[@]}" "${objs[@]}" -o "$bin"
 fi
 
 # Regressions first: every committed input once (a crash exits non-zero).
