@@ -55,27 +55,33 @@ cpu_max (const char *path)
   return cpus;
 }
 
-/* The smallest cpu.max limit of this process's cgroup v2 ("0::PATH" in
-   /proc/self/cgroup) and the cgroups above it.  */
+/* The smallest cpu.max limit of cgroup v2 `cgroup` (NULL: this process's,
+   "0::PATH" in /proc/self/cgroup) and the cgroups above it.  */
 static long
-quota_cpus (const char *root)
+quota_cpus (const char *root, const char *cgroup)
 {
-  FILE *f = fopen ("/proc/self/cgroup", "r");
-  if (f == NULL)
-    return LONG_MAX;
-  char line[4096];
-  char *rel = NULL;
-  while (fgets (line, sizeof (line), f) != NULL)
-    if (strncmp (line, "0::", 3) == 0)
-      {
-        rel = line + 3;
-        rel[strcspn (rel, "\n")] = 0;
-        break;
-      }
-  fclose (f);
-  if (rel == NULL)
-    return LONG_MAX;
-  char path[sizeof (line) + PATH_MAX];
+  char rel[4096];
+  if (cgroup != NULL)
+    snprintf (rel, sizeof (rel), "%s", cgroup);
+  else
+    {
+      FILE *f = fopen ("/proc/self/cgroup", "r");
+      if (f == NULL)
+        return LONG_MAX;
+      char line[sizeof (rel)];
+      rel[0] = 0;
+      while (fgets (line, sizeof (line), f) != NULL)
+        if (strncmp (line, "0::", 3) == 0)
+          {
+            snprintf (rel, sizeof (rel), "%.*s", (int)strcspn (line + 3, "\n"),
+                      line + 3);
+            break;
+          }
+      fclose (f);
+      if (rel[0] == 0)
+        return LONG_MAX;
+    }
+  char path[sizeof (rel) + PATH_MAX];
   long cpus = LONG_MAX;
   for (;;)
     {
@@ -94,10 +100,10 @@ quota_cpus (const char *root)
 }
 
 long
-pocl_remote_usable_cpus_under (const char *cgroup_root)
+pocl_remote_usable_cpus_under (const char *cgroup_root, const char *cgroup)
 {
   long cpus = affinity_cpus ();
-  long quota = quota_cpus (cgroup_root);
+  long quota = quota_cpus (cgroup_root, cgroup);
   return quota < cpus ? quota : cpus;
 }
 
@@ -109,7 +115,7 @@ pocl_remote_usable_cpus (void)
   if (v == 0)
     {
       /* threads racing on the first call compute the same */
-      v = pocl_remote_usable_cpus_under ("/sys/fs/cgroup");
+      v = pocl_remote_usable_cpus_under ("/sys/fs/cgroup", NULL);
       __atomic_store_n (&cached, v, __ATOMIC_RELAXED);
     }
   return v;

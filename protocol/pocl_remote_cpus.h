@@ -14,12 +14,14 @@ extern "C" {
 #endif
 
 /* The CPUs of this process's affinity mask, fewer where cgroup v2's
-   cpu.max of its cgroup or of one above it (under cgroup_root, normally
-   "/sys/fs/cgroup") allows less time than that (a quota of 1.5 periods:
-   2); at least 1.  */
-long pocl_remote_usable_cpus_under (const char *cgroup_root);
+   cpu.max of `cgroup` (a path like "/a/b"; NULL: this process's cgroup)
+   or of one above it, under cgroup_root (normally "/sys/fs/cgroup"),
+   allows less time than that (a quota of 1.5 periods: 2); at least 1.  */
+long pocl_remote_usable_cpus_under (const char *cgroup_root,
+                                    const char *cgroup);
 
-/* The same under /sys/fs/cgroup, computed once.  */
+/* The same for this process's cgroup under /sys/fs/cgroup, computed
+   once.  */
 long pocl_remote_usable_cpus (void);
 
 #ifdef __cplusplus

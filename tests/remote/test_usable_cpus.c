@@ -6,11 +6,11 @@
    Usage: test_usable_cpus WORK_DIR
    1. With the affinity narrowed to one CPU the count is 1; restored, it is
       the mask's (no cgroup root: no quota).
-   2. A cgroup tree under WORK_DIR at this process's own cgroup path (from
-      /proc/self/cgroup): cpu.max "50000 100000" gives 1, "150000 100000"
-      2 (or the mask's, if fewer), "max 100000" and a malformed line the
-   mask's; a parent's "50000 100000" under the own "max" gives 1. Prints
-   "usable_cpus: PASS" or "usable_cpus: FAIL: ...".  */
+   2. A cgroup tree under WORK_DIR, cgroup /a/b: its cpu.max "50000 100000"
+      gives 1, "150000 100000" 2 (or the mask's, if fewer), "max 100000"
+      and a malformed line the mask's; its parent's "50000 100000" under
+      its own "max" gives 1.
+   Prints "usable_cpus: PASS" or "usable_cpus: FAIL: ...".  */
 
 #define _GNU_SOURCE
 #include "pocl_remote_cpus.h"
@@ -37,9 +37,9 @@ fail (const char *fmt, ...)
 }
 
 static void
-expect (const char *root, long want, const char *what)
+expect (const char *root, const char *cgroup, long want, const char *what)
 {
-  long got = pocl_remote_usable_cpus_under (root);
+  long got = pocl_remote_usable_cpus_under (root, cgroup);
   if (got != want)
     fail ("%s: %ld usable CPUs, expected %ld", what, got, want);
   printf ("usable_cpus: %s: %ld\n", what, got);
@@ -93,48 +93,27 @@ main (int argc, char **argv)
   CPU_SET (first, &one);
   if (sched_setaffinity (0, sizeof (one), &one) != 0)
     fail ("sched_setaffinity: %s", strerror (errno));
-  expect ("/nonexistent", 1, "affinity of one CPU");
+  expect ("/nonexistent", NULL, 1, "affinity of one CPU");
   if (sched_setaffinity (0, sizeof (mask), &mask) != 0)
     fail ("sched_setaffinity: %s", strerror (errno));
-  expect ("/nonexistent", all, "the whole affinity mask");
+  expect ("/nonexistent", NULL, all, "the whole affinity mask");
 
-  char line[4096] = "";
-  FILE *f = fopen ("/proc/self/cgroup", "r");
-  while (f != NULL && fgets (line, sizeof (line), f) != NULL
-         && strncmp (line, "0::", 3) != 0)
-    line[0] = 0;
-  if (f != NULL)
-    fclose (f);
-  if (strncmp (line, "0::", 3) != 0)
-    {
-      printf ("usable_cpus: no cgroup v2 here: quota not checked\n");
-      printf ("usable_cpus: PASS\n");
-      return 0;
-    }
-  char *rel = line + 3;
-  rel[strcspn (rel, "\n")] = 0;
+  /* cgroup /a/b under WORK_DIR: its own cpu.max, then its parent's */
   char own[PATH_MAX], parent[PATH_MAX];
-  snprintf (own, sizeof (own), "%s%s", work, rel);
+  snprintf (own, sizeof (own), "%s/a/b", work);
+  snprintf (parent, sizeof (parent), "%s/a", work);
   mkdirs (own);
   put (own, "50000 100000\n");
-  expect (work, 1, "a quota of half a CPU");
+  expect (work, "/a/b", 1, "a quota of half a CPU");
   put (own, "150000 100000\n");
-  expect (work, all < 2 ? all : 2, "a quota of 1.5 CPUs");
+  expect (work, "/a/b", all < 2 ? all : 2, "a quota of 1.5 CPUs");
   put (own, "max 100000\n");
-  expect (work, all, "no quota");
+  expect (work, "/a/b", all, "no quota");
   put (own, "lots 100000\n");
-  expect (work, all, "a malformed cpu.max");
-  char *slash = strrchr (rel, '/');
-  if (slash != NULL && slash != rel)
-    {
-      *slash = 0;
-      snprintf (parent, sizeof (parent), "%s%s", work, rel);
-      put (own, "max 100000\n");
-      put (parent, "50000 100000\n");
-      expect (work, 1, "a parent's quota of half a CPU");
-    }
-  else
-    printf ("usable_cpus: in the root cgroup: no parent quota checked\n");
+  expect (work, "/a/b", all, "a malformed cpu.max");
+  put (own, "max 100000\n");
+  put (parent, "50000 100000\n");
+  expect (work, "/a/b", 1, "a parent's quota of half a CPU");
   printf ("usable_cpus: PASS\n");
   return 0;
 }
