@@ -391,9 +391,21 @@ stream (dev *d, size_t n, int iters, double best[NKERNELS])
   clReleaseMemObject (c);
 }
 
-/* Median GB/s of blocking writes and reads of `size` bytes.  */
+/* Spins for us microseconds: the calling thread stays awake, the
+   device's own threads may not.  */
 static void
-transfer_rate (dev *d, size_t size, int iters, double *wr, double *rd)
+idle_us (double us)
+{
+  double t = now_us () + us;
+  while (now_us () < t)
+    ;
+}
+
+/* Median GB/s of blocking writes and reads of `size` bytes, each after
+   gap_us without commands.  */
+static void
+transfer_rate (dev *d, size_t size, int iters, double gap_us, double *wr,
+               double *rd)
 {
   cl_int err;
   cl_mem b = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, size, NULL, &err);
@@ -405,17 +417,20 @@ transfer_rate (dev *d, size_t size, int iters, double *wr, double *rd)
   int k;
   for (k = -1; k < iters; ++k)
     {
+      idle_us (gap_us);
       double t0 = now_us ();
       CHECK (clEnqueueWriteBuffer (d->q, b, CL_TRUE, 0, size, h, 0, NULL,
                                    NULL));
       double t1 = now_us ();
+      idle_us (gap_us);
+      double t2 = now_us ();
       CHECK (clEnqueueReadBuffer (d->q, b, CL_TRUE, 0, size, h, 0, NULL,
                                   NULL));
-      double t2 = now_us ();
+      double t3 = now_us ();
       if (k >= 0)
         {
           w[k] = size / (t1 - t0) / 1e3;
-          r[k] = size / (t2 - t1) / 1e3;
+          r[k] = size / (t3 - t2) / 1e3;
         }
     }
   *wr = summarize (w, iters).median;
@@ -453,7 +468,37 @@ typedef struct native
   cl_uint units;
   stats noop, chain;
   double stream[NKERNELS];
+  /* blocking 4-byte read and write, us: back to back, and after
+     kIdleGap us without commands */
+  double rd4, wr4, rd4_idle, wr4_idle;
 } native;
+
+/* A migration's source reads about this long after its last command (the
+   client's clFinish, then the PUSH), its destination writes longer after
+   its own; a device's threads may be asleep by then (PoCL's CPU device).  */
+#define IDLE_GAP_US 100
+
+/* 4-byte migrations per figure.  */
+static int
+moves4 (int iters)
+{
+  return iters / 4 > 40 ? iters / 4 : 40;
+}
+
+/* The native device's blocking 4-byte read and write (a migration's
+   source reads, its destination writes), us, back to back and each after
+   IDLE_GAP_US without commands.  */
+static void
+transfer4 (dev *d, int iters, native *n)
+{
+  double gwr, grd;
+  transfer_rate (d, 4, moves4 (iters), 0, &gwr, &grd);
+  n->rd4 = 4 / grd / 1e3;
+  n->wr4 = 4 / gwr / 1e3;
+  transfer_rate (d, 4, moves4 (iters), IDLE_GAP_US, &gwr, &grd);
+  n->rd4_idle = 4 / grd / 1e3;
+  n->wr4_idle = 4 / gwr / 1e3;
+}
 
 /* BENCH_NATIVE_ICD: the native device is another build of the same
    library as the client's (PoCL 5's CPU device beside our PoCL: one
@@ -491,6 +536,8 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
         stream (&local, (size_t)1 << log2n, 20, n.stream);
       if (want (argc, argv, first, "chain"))
         n.chain = chain (&local, 100, chains (iters));
+      if (want (argc, argv, first, "migrate"))
+        transfer4 (&local, iters, &n);
       _exit (write (fd[1], &n, sizeof (n)) == (ssize_t)sizeof (n) ? 0 : 1);
     }
   close (fd[1]);
@@ -531,6 +578,7 @@ main (int argc, char **argv)
   /* Before this process loads any OpenCL library.  */
   const char *icd = getenv ("BENCH_NATIVE_ICD");
   native nat;
+  memset (&nat, 0, sizeof (nat));
   if (icd && !native_child (icd, argc, argv, optind, log2n, iters, &nat))
     {
       fprintf (stderr, "no native figures from %s\n", icd);
@@ -614,7 +662,7 @@ main (int argc, char **argv)
 
   if (peer.id && want (argc, argv, optind, "migrate"))
     {
-      int n4 = iters / 4 > 40 ? iters / 4 : 40;
+      int n4 = moves4 (iters);
       stats m4 = migration (remote.id, peer.id, 4, n4);
       printf ("\nmigration between servers: %s -> %s\n", remote.name,
               peer.name);
@@ -624,18 +672,18 @@ main (int argc, char **argv)
               n4, m4.min, m4.median, m4.p90, m4.median / m4.min,
               m4.median / rn.median);
       if (!icd)
-        {
-          /* The blocking 4-byte write and read a move's ends make.  */
-          double gwr, grd;
-          transfer_rate (&local, 4, n4, &gwr, &grd);
-          double nrd = 4 / grd / 1e3, nwr = 4 / gwr / 1e3;
-          printf ("4-byte migration's floor: native blocking read %.1f + "
-                  "write %.1f + 1.5 RTT %.1f = %.1f us; 1.5x the remote "
-                  "no-op %.1f us\n",
-                  nrd, nwr, 1.5 * r, nrd + nwr + 1.5 * r, 1.5 * rn.median);
-        }
+        transfer4 (&local, iters, &nat);
+      printf ("4-byte migration's floor: native blocking read %.1f + "
+              "write %.1f + 1.5 RTT %.1f = %.1f us; 1.5x the remote "
+              "no-op %.1f us\n",
+              nat.rd4, nat.wr4, 1.5 * r, nat.rd4 + nat.wr4 + 1.5 * r,
+              1.5 * rn.median);
+      printf ("the same, each transfer %d us after the last command (as a "
+              "move's are): read %.1f + write %.1f + 1.5 RTT = %.1f us\n",
+              IDLE_GAP_US, nat.rd4_idle, nat.wr4_idle,
+              nat.rd4_idle + nat.wr4_idle + 1.5 * r);
       double wr, rd;
-      transfer_rate (&remote, 64u << 20, 5, &wr, &rd);
+      transfer_rate (&remote, 64u << 20, 5, 0, &wr, &rd);
       printf ("client 64 MiB write / read: %.2f / %.2f GB/s\n", wr, rd);
       static const size_t sizes[] = { 16u << 20, 64u << 20, 256u << 20,
                                       1u << 30 };
