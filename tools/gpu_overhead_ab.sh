@@ -10,7 +10,10 @@
 # Env: BUILD_DIR (default /tmp/pocl-gpu), NVIDIA_OPENCL, PORT (default 26000),
 # ROUNDS (default 2), ITERATIONS (overhead_bench -i, default 2000), MOVES
 # (overhead_bench -m), OUT (logs), EXTRA_CMAKE_ARGS (all builds: tools/build.sh),
-# CLIENT_CPUS and POCLD_CPUS (taskset -c lists for overhead_bench and for both pocld).
+# CLIENT_CPUS and POCLD_CPUS (taskset -c lists for overhead_bench and for both pocld),
+# SERVER_ICD (the OpenCL library both pocld serve instead of NVIDIA's, e.g. Ubuntu's
+# PoCL 5 /usr/lib/x86_64-linux-gnu/libpocl.so.2: the native reference is then its
+# device, measured by overhead_bench's BENCH_NATIVE_ICD child).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-/tmp/pocl-gpu}
@@ -46,6 +49,11 @@ nvidia-smi -L | head -2
 echo "built in $(($(date +%s) - t0)) s; trees: ${trees[*]}; pocld on GPU 0 and GPU $second"
 export POCL_BUILDING=1
 
+# The servers' library, and the client's libraries and native reference
+server_icd=${SERVER_ICD:-$nv}
+client_env=(BENCH_LOCAL=NVIDIA) client_icd=:$nv
+# two PoCLs in one process: the second finds no devices (one soname)
+[[ -n ${SERVER_ICD:-} ]] && client_env=(BENCH_NATIVE_ICD="$SERVER_ICD") client_icd=
 pin_pocld=() pin_client=()
 [[ -n ${POCLD_CPUS:-} ]] && pin_pocld=(taskset -c "$POCLD_CPUS")
 [[ -n ${CLIENT_CPUS:-} ]] && pin_client=(taskset -c "$CLIENT_CPUS")
@@ -59,7 +67,9 @@ run() {
     p=$((port + 10 * k))
     args=(--port "$p" --log-level info)
     [[ -n $trace ]] && args+=(--trace "$trace-$k")
-    OCL_ICD_FILENAMES=$nv CUDA_VISIBLE_DEVICES=$((k ? second : 0)) "${pin_pocld[@]}" "$thin/pocld/pocld" \
+    # our build tree's POCL_BUILDING would send an installed PoCL to look for its drivers there
+    env -u POCL_BUILDING OCL_ICD_FILENAMES=$server_icd CUDA_VISIBLE_DEVICES=$((k ? second : 0)) \
+      "${pin_pocld[@]}" "$thin/pocld/pocld" \
       "${args[@]}" >"$logs/pocld-$p.log" 2>&1 &
     pids+=($!)
   done
@@ -72,8 +82,8 @@ run() {
   grep -ho 'malloc from [^ ]*' "$logs/pocld-$port.log"
   env ${trace:+POCL_REMOTE_TRACE=$trace-client.json} \
     POCL_DEVICES="remote remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
-    POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 10))/0 BENCH_LOCAL=NVIDIA \
-    OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
+    POCL_REMOTE1_PARAMETERS=127.0.0.1:$((port + 10))/0 "${client_env[@]}" \
+    OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so$client_icd \
     timeout 400 "${pin_client[@]}" "$bin/overhead_bench" -i "${ITERATIONS:-2000}" ${MOVES:+-m "$MOVES"} -g "${parts[@]}"
   kill "${pids[@]}" 2>/dev/null
   wait "${pids[@]}" 2>/dev/null
