@@ -33,6 +33,7 @@ cc -O2 -o "$bin/completion_probe" "$repo/tools/bench/completion_probe.c" -lOpenC
 cc -O2 -o "$bin/arg_info_probe" "$repo/tools/bench/arg_info_probe.c" -lOpenCL
 cc -O2 -o "$bin/chain_probe" "$repo/tools/bench/chain_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/small_transfer_probe" "$repo/tools/bench/small_transfer_probe.c" -lOpenCL -lpthread
+cc -O2 -o "$bin/two_process_probe" "$repo/tools/bench/two_process_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/wait_probe" "$repo/tools/bench/wait_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/read_probe" "$repo/tools/bench/read_probe.c" -lOpenCL -lpthread
 cc -O2 -o "$bin/tcp_streams_probe" "$repo/tools/bench/tcp_streams_probe.c" -lpthread
@@ -49,6 +50,7 @@ OCL_ICD_FILENAMES=$nv "$bin/completion_probe"
 OCL_ICD_FILENAMES=$nv "$bin/arg_info_probe"
 OCL_ICD_FILENAMES=$nv "$bin/chain_probe"
 OCL_ICD_FILENAMES=$nv "$bin/small_transfer_probe"
+OCL_ICD_FILENAMES=$nv "$bin/two_process_probe"
 OCL_ICD_FILENAMES=$nv "$bin/wait_probe"
 OCL_ICD_FILENAMES=$nv "$bin/read_probe"
 "$bin/tcp_streams_probe"
