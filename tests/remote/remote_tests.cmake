@@ -162,7 +162,7 @@ if(ENABLE_HOST_CPU_DEVICES)
   remote_and_local(event_status 360)
   # Kernels of a burst held back to leave together keep their order and
   # complete without a flush; the same checks with nothing held.
-  foreach(n 16 0)
+  foreach(n 64 0)
     add_test(NAME remote/coalesce_${n}
       COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
               $<TARGET_FILE:remote_test_coalesce>)

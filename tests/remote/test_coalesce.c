@@ -1,7 +1,8 @@
 /* test_coalesce.c - kernels held back to leave with later ones
    (POCL_REMOTE_COALESCE, lib/CL/devices/remote/remote_coalesce.c) keep
    their order and their completion, whether the application flushes or
-   not.  Run with POCL_REMOTE_COALESCE=16 and =0 (remote_tests.cmake).
+   not.  Run with POCL_REMOTE_COALESCE=64 (the default on two CPUs) and =0
+   (remote_tests.cmake).
 
    1. A burst of 2000 dependent kernels, b = 3b + i, then clFinish: the bits
       of b are those of the 2000 steps in order.
