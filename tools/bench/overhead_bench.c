@@ -19,7 +19,8 @@
               same run and its writes of the same size, one before each
               move.  The 4-byte move's floor is measured too: the native
               device's blocking 4-byte read and write (a migration's source
-              reads, its destination writes) and 1.5 RTT (client to source,
+              reads, its destination writes), back to back and each after
+              100 us without commands, and 1.5 RTT (client to source,
               source to destination, destination to client).
 
    Devices as in remote_bench.c: the first "pocl-remote" device is the
@@ -468,8 +469,8 @@ typedef struct native
   cl_uint units;
   stats noop, chain;
   double stream[NKERNELS];
-  /* blocking 4-byte read and write, us: back to back, and after
-     kIdleGap us without commands */
+  /* blocking 4-byte read and write, us: back to back, and each after
+     IDLE_GAP_US without commands */
   double rd4, wr4, rd4_idle, wr4_idle;
 } native;
 
