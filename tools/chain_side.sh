@@ -3,7 +3,7 @@
 # malloc_ab.sh): tools/bench/overhead_bench.c's no-op and 100-kernel chain
 # (native, remote and the loopback round trip of the same run) through a
 # fresh pocld on loopback over the build's pthread device, then
-# tools/chain_cpu.sh (the chain's median and CPU per chain).
+# tools/chain_cpu.sh (the chain's median, CPU per chain and ratio to native + RTT).
 #   tools/chain_side.sh POCLD [CHAINS]   (chain_cpu's chains, default 12000)
 # The client's environment passes through (e.g. POCL_REMOTE_COALESCE);
 # POCLD_ENV (VAR=VALUE words) is pocld's alone; COUNTS=1 as chain_cpu.sh.
@@ -28,4 +28,4 @@ POCL_DEVICES="pthread remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$port/0 \
 # chain_cpu.sh samples CPU from 1.5 to 4.5 s into its remote run: a run
 # shorter than that prints no CPU line
 POCLD=$pocld "$repo/tools/chain_cpu.sh" "$chains" 2>/dev/null |
-  grep -E '^native|^remote:|^over|^per chain' || true
+  grep -E '^native|^remote:|^over|^per chain|^loopback' || true

@@ -4,12 +4,14 @@
    "pocl-remote": N chains back to back, then the median chain, the wall
    time per chain and this process's CPU time per chain (all its threads:
    the application's and the driver's; natively PoCL's workers too).
-   tools/chain_cpu.sh adds pocld's CPU time over the same chains.  */
+   "rtt N" prints the loopback TCP round trip's median over N ping-pongs
+   instead.  tools/chain_cpu.sh adds pocld's CPU time over the same chains,
+   and the ratio of the remote chain to the native one plus the round trip.
+     chain_cpu native|remote CHAINS
+     chain_cpu rtt ITERATIONS  */
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include "probe.h"
-#include <stdlib.h>
-#include <string.h>
+#include "bench_common.h"
 #include <sys/resource.h>
 
 static double
@@ -26,8 +28,14 @@ main (int argc, char **argv)
 {
   if (argc != 3)
     {
-      fprintf (stderr, "usage: %s native|remote CHAINS\n", argv[0]);
+      fprintf (stderr, "usage: %s native|remote CHAINS, or rtt ITERATIONS\n",
+               argv[0]);
       return 2;
+    }
+  if (strcmp (argv[1], "rtt") == 0)
+    {
+      printf ("rtt: median %.1f us\n", loopback_rtt (atoi (argv[2])).median);
+      return 0;
     }
   int remote = strcmp (argv[1], "remote") == 0, n = atoi (argv[2]);
   static const char *src = "__kernel void inc (__global int *c) { c[0] += 1; }\n";
