@@ -26,8 +26,15 @@ done
 work=$(mktemp -d)
 state_a=$work/a.state state_b=$work/b.state
 stop() {
+  local rc=$?
   "$fixture" stop "$state_a" >/dev/null 2>&1 || true
   "$fixture" stop "$state_b" >/dev/null 2>&1 || true
+  # a failure's why is in the servers' logs, which go with the work directory
+  if ((rc != 0)); then
+    for s in a b; do
+      [[ -f $work/$s.log ]] && { echo "== pocld $s's log" >&2; tail -n 40 "$work/$s.log" >&2; }
+    done
+  fi
   rm -rf "$work"
 }
 trap stop EXIT
