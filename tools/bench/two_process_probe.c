@@ -266,7 +266,10 @@ one_process (void)
     {
       double t0 = now_us ();
       if (blocking_read (&s) || blocking_write (&s))
-        return -1;
+        {
+          free (t);
+          return -1;
+        }
       if (i >= 0)
         t[i] = now_us () - t0;
     }
