@@ -88,10 +88,9 @@ main (int argc, char **argv)
       if (r == n - 1)
         {
           double w = now_us () - w0, cpu = cpu_us () - c0;
-          qsort (v, n, sizeof (double), cmp_double);
           printf ("%s: %d chains, median %.0f us, wall %.0f us and this "
                   "process's CPU %.0f us per chain\n",
-                  argv[1], n, v[n / 2], w / n, cpu / n);
+                  argv[1], n, summarize (v, n).median, w / n, cpu / n);
         }
     }
   fflush (stdout);

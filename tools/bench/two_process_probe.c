@@ -19,12 +19,8 @@
      OCL_ICD_FILENAMES=<library> ./two_process_probe [ooo]  */
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include "probe.h"
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
+#include "bench_common.h"
 #include <sys/wait.h>
-#include <unistd.h>
 
 #define ITERS 2000
 
@@ -91,13 +87,6 @@ blocking_write (side *s)
 {
   return clEnqueueWriteBuffer (s->q, s->b, CL_TRUE, 0, 4, &s->v, 0, NULL,
                                NULL);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, n, sizeof (*v), cmp_double);
-  return v[n / 2];
 }
 
 /* A marker on q2 behind a new user event, flushed.  */
@@ -248,7 +237,7 @@ rounds (enum mode m)
   waitpid (pid, &status, 0);
   close (ab[1]);
   close (ba[0]);
-  double med = ok && status == 0 ? median (t, ITERS) : -1;
+  double med = ok && status == 0 ? summarize (t, ITERS).median : -1;
   free (t);
   return med;
 }
@@ -273,7 +262,7 @@ one_process (void)
       if (i >= 0)
         t[i] = now_us () - t0;
     }
-  double m = median (t, ITERS);
+  double m = summarize (t, ITERS).median;
   free (t);
   return m;
 }

@@ -445,11 +445,12 @@ void pocl_remote_log_trim (remote_log *log, uint64_t seen);
 int pocl_remote_log_iov (remote_log_entry *e, struct iovec *iov);
 
 /* remote_coalesce.c */
-/* How many kernels of a burst may wait for the next write: by default on a
-   client with two CPUs or fewer (POCL_REMOTE_COALESCE), as many as one
-   write takes (CMD_IOV: 8 pieces a message, IOV_MAX 1024).  */
-#define REMOTE_COALESCE 64
+/* How many kernels of a burst may wait for the next write
+   (POCL_REMOTE_COALESCE): at most as many as one write takes (CMD_IOV: 8
+   pieces a message, IOV_MAX 1024), and that many by default on a client
+   with two CPUs or fewer.  */
 #define REMOTE_COALESCE_MAX 64
+#define REMOTE_COALESCE REMOTE_COALESCE_MAX
 unsigned pocl_remote_coalesce_max (void);
 /* Sends the message just logged on the command link (iov, n), or holds it
    (1; the trace's send is then recorded when it goes); with the link's
