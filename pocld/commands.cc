@@ -61,6 +61,7 @@ bool Session::run_write(uint64_t id, const pocl_remote_cmd &c,
                }) != Outcome::Protocol;
   }
   cl_int err = CL_SUCCESS;
+  order_gates(q);
   Pending *p = open_cmd(id, waits, q, c.queue_id, err);
   if (p == nullptr) {
     st->unref();

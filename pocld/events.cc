@@ -345,6 +345,7 @@ void Session::adopt(Pending *p, Queue &q)
 
 void Session::cover(Queue &q)
 {
+  order_gates(q);
   cl_event ev = nullptr;
   cl_int err = clEnqueueMarkerWithWaitList(q.q, 0, nullptr, &ev);
   if (err != CL_SUCCESS) {

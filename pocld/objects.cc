@@ -319,6 +319,7 @@ bool Session::finish(const Msg &m)
     reply(m.hdr.id, CL_INVALID_COMMAND_QUEUE);
     return true;
   }
+  order_gates(*q);
   cl_event ev = nullptr;
   cl_int err = clEnqueueMarkerWithWaitList(q->q, 0, nullptr, &ev);
   Pending *p = new Pending{};
@@ -356,7 +357,7 @@ bool Session::free_object(const Msg &m)
     if (auto it = queues_.find(id); it != queues_.end()) {
       dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), &it->second),
                    dirty_.end());
-      clReleaseCommandQueue(it->second.q);
+      release_queue(it->second);
       queues_.erase(it);
       found = true;
     }

@@ -347,7 +347,9 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
 }
 
 // The client hears first: the bytes are in place, and the user event only
-// releases the native marker that orders the queue's later commands.
+// releases what waits for it natively: other commands' waits on the
+// migration, and the marker of the queue's later commands if one came
+// before the bytes (order_gates).
 void Session::finish_peer_slot(PeerSlot &s, cl_int status)
 {
   // A slot that fails may have writes from its staging still running.

@@ -33,6 +33,8 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
                               F enqueue, bool may_elide)
 {
   cl_int err = CL_SUCCESS;
+  if (kind != Pending::MigrateIn)
+    order_gates(q);
   Pending *p = open_cmd(id, waits, q, c.queue_id, err);
   if (p == nullptr) {
     if (st != nullptr)

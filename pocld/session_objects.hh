@@ -48,6 +48,9 @@ struct Queue {
   bool elide = false;
   // Commands enqueued without an event and not yet covered (oldest first).
   std::vector<struct Pending *> untracked;
+  // User events of MIGRATE_INs whose markers are not enqueued yet
+  // (Session::order_gates); each holds a reference.
+  std::vector<cl_event> gates;
 };
 
 struct Mem {

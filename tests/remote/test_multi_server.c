@@ -394,6 +394,70 @@ read_from_holder (void)
   CHECK (clReleaseMemObject (buf));
 }
 
+/* Migrations followed at once by commands of the destination's queues, no
+   clFinish between: two small buffers migrated back to back to one queue,
+   then a kernel on each; on an out-of-order queue a barrier and a kernel
+   without waits.  40 rounds, alternating between two servers.  pocld
+   enqueues a MIGRATE_IN's marker only when its queue's next command comes
+   (order_gates): what follows sees the moved bytes.  */
+static void
+migrate_then_use (void)
+{
+  cl_uint src = 0, dst;
+  for (dst = 1; dst < ndev; ++dst)
+    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
+      break;
+  if (!is_remote[src] || dst == ndev)
+    {
+      note ("migrate then use: needs remote devices on two servers, "
+            "skipped");
+      return;
+    }
+  const size_t n = 16;
+  const int rounds = 40;
+  cl_int err;
+  cl_mem a
+      = clCreateBuffer (ctx, CL_MEM_READ_WRITE, n * sizeof (int), NULL, &err);
+  CHECK (err);
+  cl_mem b
+      = clCreateBuffer (ctx, CL_MEM_READ_WRITE, n * sizeof (int), NULL, &err);
+  CHECK (err);
+  int zero = 0, r;
+  CHECK (clEnqueueFillBuffer (queues[src], a, &zero, sizeof (zero), 0,
+                              n * sizeof (int), 0, NULL, NULL));
+  CHECK (clEnqueueFillBuffer (queues[src], b, &zero, sizeof (zero), 0,
+                              n * sizeof (int), 0, NULL, NULL));
+  CHECK (clFinish (queues[src]));
+  cl_mem both[2] = { a, b };
+  for (r = 0; r < rounds; ++r)
+    {
+      cl_uint d = r % 2 ? src : dst;
+      if (r % 4 == 3)
+        {
+          CHECK (
+              clEnqueueMigrateMemObjects (ooo[d], 2, both, 0, 0, NULL, NULL));
+          CHECK (clEnqueueBarrierWithWaitList (ooo[d], 0, NULL, NULL));
+          add_on (d, a, 1, n, 0, NULL, NULL, ooo[d]);
+          CHECK (clEnqueueBarrierWithWaitList (ooo[d], 0, NULL, NULL));
+          add_on (d, b, 2, n, 0, NULL, NULL, ooo[d]);
+          CHECK (clFinish (ooo[d]));
+          continue;
+        }
+      CHECK (clEnqueueMigrateMemObjects (queues[d], 1, &a, 0, 0, NULL, NULL));
+      CHECK (clEnqueueMigrateMemObjects (queues[d], 1, &b, 0, 0, NULL, NULL));
+      add_on (d, a, 1, n, 0, NULL, NULL, NULL);
+      add_on (d, b, 2, n, 0, NULL, NULL, NULL);
+      if (r % 4 == 2)
+        CHECK (clFinish (queues[d]));
+    }
+  CHECK (clFinish (queues[src]));
+  CHECK (clFinish (queues[dst]));
+  expect_all (src, a, n, rounds);
+  expect_all (dst, b, n, 2 * rounds);
+  CHECK (clReleaseMemObject (a));
+  CHECK (clReleaseMemObject (b));
+}
+
 /* Tells the fault proxy in front of the second server's peer port
    (test_multi_server.sh lanes) to cut the peer lanes now.  */
 static void
@@ -541,6 +605,7 @@ main (void)
   run_sub ("explicit_migration", explicit_migration, 120);
   run_sub ("content_size", content_size, 120);
   run_sub ("read_from_holder", read_from_holder, 120);
+  run_sub ("migrate_then_use", migrate_then_use, 120);
   if (getenv ("MULTI_SERVER_LARGE"))
     run_sub ("large_migrations", large_migrations, 240);
   return sub_finish ("passed");

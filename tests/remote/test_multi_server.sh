@@ -7,7 +7,8 @@
 #      mixed: the local pthread device beside one server;
 #      nvidia: two servers taking the paths they take on NVIDIA's OpenCL (a
 #             waiter thread, pinned staging; doc/pocld.md), which their logs
-#             must show, and the client's and the servers' readers polling
+#             must show (and a MIGRATE_IN's marker enqueued only when the
+#             queue's next command came before the bytes), and the client's and the servers' readers polling
 #             before they block as on machines of more than two CPUs;
 #      cut:   two servers, the client's connections to the first through
 #             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
@@ -317,12 +318,22 @@ if [[ $mode == ucx* && $rc == 0 ]]; then
   ((rc == 0)) || exit 1
 fi
 if [[ $mode == nvidia && $rc == 0 ]]; then
+  logs=()
   for s in "${states[@]}"; do
+    logs+=("${s%.state}.log")
     if ! grep -q "pinned [0-9]* bytes of staging" "${s%.state}.log"; then
       echo "$name: FAIL: ${s%.state}.log shows no pinned staging"
       exit 1
     fi
   done
+  # migrate_then_use's kernels come before the bytes they wait for: their
+  # queue's MIGRATE_IN markers were enqueued only then (order_gates).
+  gates=$(cat "${logs[@]}" | grep -c "marker waits for migrations still coming")
+  echo "$name: $gates markers enqueued for migrations still coming"
+  if ((gates == 0)); then
+    echo "$name: FAIL: no command came before its queue's migrated bytes"
+    exit 1
+  fi
 fi
 if [[ $rc != 0 ]]; then
   [[ $mode == cut || $mode == ucx_client_cut || $mode == peer_cut ]] && tail -n 20 "$plog"
