@@ -26,7 +26,9 @@ PEER_DATA carries the bytes), grouped by size and direction: min, median
 and p90 of the total and of each hop (client to source, source's receipt
 to PEER_DATA sent and of that the source's read, PEER_DATA to its receipt,
 receipt to COMPLETION sent and of that the destination's write until it
-was seen complete, COMPLETION to the client).  Hops from one process to another are exact only
+was seen complete, COMPLETION to the client), and beside them the
+destination's native enqueue of the MIGRATE_IN (on its command reader,
+while the source reads).  Hops from one process to another are exact only
 within the servers' clock uncertainty, which it prints first.
 """
 import argparse
@@ -177,6 +179,8 @@ def migrations(evs, by_id, names):
               and e["pid"] == pr["pid"] and e["ts"] >= pr["ts"]]
         nc = [e for e in ev if e["name"] == "native_complete"
               and e["pid"] == pr["pid"] and e["ts"] >= pr["ts"]]
+        mi = [e for e in ev if e["name"] == "native_enqueue"
+              and e["args"]["msg"] == MIGRATE_IN]
         size = sum(e["args"]["bytes"] for e in ev if e["name"] == "peer_send")
         t0 = a["ts"]
         key = (size, names.get(push["pid"], push["pid"]))
@@ -188,11 +192,11 @@ def migrations(evs, by_id, names):
             None if read_end is None else read_end - push["ts"],
             pr["ts"] - ps["ts"], cs["ts"] - pr["ts"],
             None if written is None else written - pr["ts"],
-            cc["ts"] - cs["ts"]))
+            cc["ts"] - cs["ts"], mi[0].get("dur") if mi else None))
     hops = ["total", "client -> source's receipt", "receipt -> PEER_DATA",
             "  of which the read", "PEER_DATA -> its receipt",
             "receipt -> COMPLETION sent", "  of which the write",
-            "COMPLETION -> client"]
+            "COMPLETION -> client", "(MIGRATE_IN's native enqueue)"]
     for (size, src), v in sorted(groups.items()):
         print("migrations of %d bytes, PUSH to %s: %d" % (size, src, len(v)))
         for j, h in enumerate(hops):
