@@ -128,13 +128,14 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
       Pending &o = it->second;
       gated |= o.gated;
       cl_event oe = o.ev != nullptr ? o.ev : o.cover;
-      if (o.platform == q.platform) {
+      if (o.platform == q.platform && oe != nullptr) {
         clRetainEvent(oe);
         waits_.push_back(oe);
         continue;
       }
-      // Native events cannot cross contexts: wait on a user event in this
-      // queue's context that o's callback completes.
+      // Native events cannot cross contexts, and a MIGRATE_IN has none
+      // (order_gates): wait on a user event in this queue's context that
+      // o's completion sets.
       cl_event ue = clCreateUserEvent(contexts_[q.platform], &err);
       if (ue != nullptr) {
         o.bridges.push_back(ue);

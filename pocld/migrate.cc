@@ -95,6 +95,11 @@ cl_int check_migration(const pocl_remote_migrate &c, const Queue *q,
   return CL_SUCCESS;
 }
 
+// A queue that takes only migrations (PoCL's client migrates on hidden
+// default queues) drops its retired MIGRATE_INs from Queue::gates from
+// this many on.
+constexpr size_t kGatesPrune = 16;
+
 } // namespace
 
 cl_command_queue Session::transfer_queue(const Queue &q, cl_int &err)
@@ -524,66 +529,66 @@ void Session::send_push(const PushState &p, Staging *st, cl_int status)
             (unsigned long long)(realtime_ns() / 1000));
 }
 
-// Releases the events of gates that are complete, keeping the others.
-static size_t drop_complete(std::vector<cl_event> &gates)
-{
-  size_t n = 0;
-  for (cl_event e : gates) {
-    cl_int st = CL_SUBMITTED;
-    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
-                   nullptr);
-    if (st == CL_COMPLETE)
-      clReleaseEvent(e);
-    else
-      gates[n++] = e;
-  }
-  gates.resize(n);
-  return n;
-}
-
-// A MIGRATE_IN's marker, behind its user event, orders the queue's later
-// commands after it.  Pending on NVIDIA while run_peer writes the bytes, it
-// cost that write 1.6-3 us of a 4-byte migration (small_transfer_probe's
-// gated marker), so it is enqueued only when the queue's next command comes,
-// and not at all once the bytes are in.  Waits on the migration meanwhile
-// use the user event itself (its Pending's ev).
+// A MIGRATE_IN enqueues nothing native and makes no event: the client
+// hears of it from run_peer, and NVIDIA's blocking write of the bytes took
+// 1.7-4.5 us longer while a user event of the context was pending
+// (small_transfer_probe).  What must wait for the bytes natively waits on a
+// bridge, a user event its completion sets (Pending::bridges): commands
+// that wait on the migration (open_cmd), and the queue's later commands,
+// behind a marker enqueued when the first of them comes while the bytes
+// are still to come.  q.gates: the queue's MIGRATE_INs not yet ordered so.
 void Session::order_gates(Queue &q)
 {
-  if (q.gates.empty() || drop_complete(q.gates) == 0)
+  if (q.gates.empty())
     return;
-  cl_int err = clEnqueueMarkerWithWaitList(q.q, cl_uint(q.gates.size()),
-                                           q.gates.data(), nullptr);
+  std::vector<cl_event> bridges;
+  {
+    std::lock_guard<std::mutex> lock(ev_mu_);
+    for (uint64_t id : q.gates) {
+      auto it = events_.find(id);
+      if (it == events_.end())
+        continue; // retired: the bytes are in
+      cl_int err = CL_SUCCESS;
+      cl_event b = clCreateUserEvent(contexts_[q.platform], &err);
+      if (b == nullptr) {
+        LOG_WARN(sid_,
+                 "no user event (%d): later commands do not wait for "
+                 "migration %llu",
+                 err, (unsigned long long)id);
+        continue;
+      }
+      it->second.bridges.push_back(b);
+      clRetainEvent(b);
+      bridges.push_back(b);
+    }
+  }
+  q.gates.clear();
+  if (bridges.empty())
+    return;
+  cl_int err = clEnqueueMarkerWithWaitList(q.q, cl_uint(bridges.size()),
+                                           bridges.data(), nullptr);
   if (err != CL_SUCCESS)
     LOG_WARN(sid_,
              "no marker after %zu migrations (%d): later commands do not "
              "wait for them",
-             q.gates.size(), err);
+             bridges.size(), err);
   else
     LOG_DEBUG(sid_, "a queue's marker waits for migrations still coming: %zu",
-              q.gates.size());
-  for (cl_event e : q.gates)
+              bridges.size());
+  for (cl_event e : bridges)
     clReleaseEvent(e);
-  q.gates.clear();
 }
 
-void Session::release_queue(Queue &q)
-{
-  for (cl_event e : q.gates)
-    clReleaseEvent(e);
-  q.gates.clear();
-  clReleaseCommandQueue(q.q);
-}
-
-// MIGRATE_IN: the migration's event is a user event that run_peer
-// completes once it has written what the peer pushed (PeerSlot); the
-// queue's later commands wait for it behind a marker (order_gates).
-// run_peer writes with a blocking call on a private queue rather than
-// completing a write enqueued here behind the user event: NVIDIA's OpenCL
-// ran such a write of 1 MiB 18 ms after the event (measured on the H200),
-// against 0.3 ms for a write enqueued once the bytes are in.  No ordering is
-// lost: MIGRATE_IN has no waits, the PUSH waited for everything before.
-// Bytes past a content size are left as the staging had them: they carry
-// no meaning.
+// MIGRATE_IN: the migration's event is completed by run_peer once it has
+// written what the peer pushed (PeerSlot); see order_gates for who waits
+// on it natively.  A MIGRATE_IN with waits (our client sends none) is a
+// native marker on them and on a user event that run_peer sets, as
+// before.  run_peer writes with a blocking call on a private queue rather
+// than completing a write enqueued here behind a user event: NVIDIA's
+// OpenCL ran such a write of 1 MiB 18 ms after the event (measured on the
+// H200), against 0.3 ms for a write enqueued once the bytes are in.  No
+// ordering is lost: the PUSH waited for everything before.  Bytes past a
+// content size are left as the staging had them: they carry no meaning.
 bool Session::migrate_in(const Decoded &d)
 {
   const pocl_remote_migrate &c = d.migrate;
@@ -600,7 +605,7 @@ bool Session::migrate_in(const Decoded &d)
   if (err == CL_SUCCESS &&
       (st = Staging::create(c.size + 8, 2, pinning(*q, c.size))) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;
-  if (err == CL_SUCCESS &&
+  if (err == CL_SUCCESS && d.waits.count > 0 &&
       (ue = clCreateUserEvent(contexts_[q->platform], &err)) == nullptr) {
     st->unref();
     st->unref();
@@ -610,7 +615,8 @@ bool Session::migrate_in(const Decoded &d)
   if (err == CL_SUCCESS && (tq = transfer_queue(*q, err)) == nullptr) {
     st->unref();
     st->unref();
-    clReleaseEvent(ue);
+    if (ue != nullptr)
+      clReleaseEvent(ue);
     st = nullptr;
   }
   PeerSlot slot{c.size,  c.peer,
@@ -623,22 +629,13 @@ bool Session::migrate_in(const Decoded &d)
     st->size = 0;
     memset(st->data() + c.size, 0, 8);
     const cl_command_queue cq = q->q;
-    bool deferred = false;
     Outcome o = run(id, c.cmd, d.waits, *q, st, Pending::MigrateIn, ue,
                     [&](cl_uint n, const cl_event *wl, cl_event *ev) {
-                      // Other waits than ue: they order the queue now.
-                      if (n > 1)
+                      if (ue != nullptr)
                         return clEnqueueMarkerWithWaitList(cq, n, wl, ev);
-                      clRetainEvent(ue);
-                      *ev = ue;
-                      deferred = true;
+                      *ev = nullptr;
                       return CL_SUCCESS;
                     });
-    if (o == Outcome::Ok && deferred) {
-      drop_complete(q->gates);
-      clRetainEvent(ue);
-      q->gates.push_back(ue);
-    }
     if (o == Outcome::Ok) {
       slot.staging = st;
       slot.ue = ue;
@@ -646,6 +643,16 @@ bool Session::migrate_in(const Decoded &d)
         // Not completed before the slot is published: only the slot does.
         std::lock_guard<std::mutex> lock(ev_mu_);
         slot.p = &events_.find(id)->second;
+        if (ue == nullptr && q->gates.size() >= kGatesPrune)
+          q->gates.erase(
+              std::remove_if(q->gates.begin(), q->gates.end(),
+                             [&](uint64_t g) { return events_.count(g) == 0; }),
+              q->gates.end());
+      }
+      if (ue == nullptr) {
+        // What follows on q waits for the bytes natively (order_gates).
+        gate(slot.p);
+        q->gates.push_back(id);
       }
       slot.image = dst->pixel_size != 0;
       slot.dst = slot.image ? dst->m : dst->buf;
@@ -656,7 +663,8 @@ bool Session::migrate_in(const Decoded &d)
       }
     } else {
       st->unref();
-      clReleaseEvent(ue);
+      if (ue != nullptr)
+        clReleaseEvent(ue);
       if (o == Outcome::Protocol)
         return false;
     }

@@ -357,7 +357,7 @@ bool Session::free_object(const Msg &m)
     if (auto it = queues_.find(id); it != queues_.end()) {
       dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), &it->second),
                    dirty_.end());
-      release_queue(it->second);
+      clReleaseCommandQueue(it->second.q);
       queues_.erase(it);
       found = true;
     }

@@ -346,10 +346,9 @@ bool Session::peer_send(uint32_t index, uint32_t type, uint64_t id,
   return logged;
 }
 
-// The client hears first: the bytes are in place, and the user event only
-// releases what waits for it natively: other commands' waits on the
-// migration, and the marker of the queue's later commands if one came
-// before the bytes (order_gates).
+// The client hears first (complete), then what waits natively: the
+// bridges of commands that wait on the migration and of the queue's later
+// commands (complete, order_gates), or a MIGRATE_IN with waits' user event.
 void Session::finish_peer_slot(PeerSlot &s, cl_int status)
 {
   // A slot that fails may have writes from its staging still running.

@@ -729,7 +729,7 @@ void Session::teardown()
     release_mem(mem.second);
   svm_release_all();
   for (auto &q : queues_)
-    release_queue(q.second);
+    clReleaseCommandQueue(q.second.q);
   for (cl_command_queue tq : transfer_)
     if (tq != nullptr)
       clReleaseCommandQueue(tq);

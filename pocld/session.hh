@@ -465,7 +465,6 @@ private:
   // Before any other command of q: the marker of its MIGRATE_INs still
   // waiting for their bytes (migrate.cc).
   void order_gates(Queue &q);
-  void release_queue(Queue &q);
   void cover_trailing();
   void adopt(Pending *p, Queue &q);
   void retire_one();

@@ -48,9 +48,9 @@ struct Queue {
   bool elide = false;
   // Commands enqueued without an event and not yet covered (oldest first).
   std::vector<struct Pending *> untracked;
-  // User events of MIGRATE_INs whose markers are not enqueued yet
-  // (Session::order_gates); each holds a reference.
-  std::vector<cl_event> gates;
+  // Event ids of MIGRATE_INs that later commands must wait for behind a
+  // marker not enqueued yet (Session::order_gates).
+  std::vector<uint64_t> gates;
 };
 
 struct Mem {

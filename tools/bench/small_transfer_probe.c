@@ -1,16 +1,23 @@
 /* small_transfer_probe.c - how long a native OpenCL runtime takes to read
    and to write 4 bytes of a buffer, by three means: a blocking call, a
    non-blocking one flushed and waited for with clWaitForEvents, and one
-   flushed and polled; then a blocking read right after a kernel on another
-   queue wrote the buffer, as a migration's source reads it, also on an
-   out-of-order queue with profiling (a PoCL client's default queue); a
-   blocking transfer from and into page-locked memory (pocld's staging of
-   reads), while another thread of the process polls a socket (pocld's
-   readers spin), and some time after the transfer before (a migration's
-   ends are idle between their hops); and, with two devices, the native
-   counterpart of remote_bench's 4-byte migration. pocld's migrations of small
-   buffers use the fastest means (doc/benchmarks.md).  Runs on the first
-   platform.  */
+   flushed and polled; then blocking ones in the settings of a pocld that
+   moves a buffer between servers: right after a kernel on another queue
+   used the buffer, as a migration's source reads it (also on an
+   out-of-order queue with profiling, a PoCL client's default queue); while
+   a marker on another queue waits for a user event; from and into
+   page-locked memory (pocld's staging of reads); while another thread of
+   the process polls a socket (pocld's readers spin); some time after the
+   transfer before (a migration's ends are idle between their hops),
+   spinning, polling a socket in the same thread or asleep; alternating
+   writes and reads (a server's migrations alternate between source and
+   destination); in a thread woken by a socket (pocld's peer reader writes
+   what it receives), also with another thread reading in between; after
+   what a server does between two of its writes in overhead_bench's moves
+   (a kernel, a read, a pending user event); and, with two devices, the
+   native counterpart of remote_bench's 4-byte migration.  pocld's
+   migrations of small buffers use the fastest means (doc/benchmarks.md).
+   Runs on the first platform.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include "probe.h"
@@ -25,29 +32,42 @@
 static const char *touch_src
     = "__kernel void touch (__global uchar *b) { b[0] = b[0]; }\n";
 
-/* Median microseconds of a 4-byte read on q right after `touch` ran on
-   q2 (finished): the buffer comes back from the kernel's queue.  With q2
-   on another device: a migration there by clEnqueueMigrateMemObjects, as
-   remote_bench measures it, each way in turn.  */
+/* Median microseconds of a blocking 4-byte read (or write) on q right
+   after `touch` ran on q2 (finished): the buffer comes back from the
+   kernel's queue.  MIGRATE, with q2 on another device: a migration there by
+   clEnqueueMigrateMemObjects, as remote_bench measures it, each way in
+   turn.  */
+enum after
+{
+  READ_AFTER,
+  WRITE_AFTER,
+  MIGRATE_AFTER
+};
+
 static double
 after_kernel (cl_command_queue q, cl_command_queue q2, cl_kernel touch,
-              cl_mem b, int migrate, double *t)
+              cl_mem b, enum after what, double *t)
 {
   size_t one = 1;
-  int v, i;
+  int v = 7, i;
   for (i = -100; i < ITERS; ++i)
     {
-      cl_command_queue from = migrate && (i & 1) ? q : q2;
+      cl_command_queue from = what == MIGRATE_AFTER && (i & 1) ? q : q2;
       cl_command_queue to = from == q ? q2 : q;
       if (clEnqueueNDRangeKernel (from, touch, 1, NULL, &one, NULL, 0, NULL,
                                   NULL)
           || clFinish (from))
         return -1;
       double t0 = now_us ();
-      if (migrate ? clEnqueueMigrateMemObjects (to, 1, &b, 0, 0, NULL, NULL)
-                        || clFinish (to)
-                  : clEnqueueReadBuffer (to, b, CL_TRUE, 0, 4, &v, 0, NULL,
-                                         NULL))
+      cl_int err;
+      if (what == MIGRATE_AFTER)
+        err = clEnqueueMigrateMemObjects (to, 1, &b, 0, 0, NULL, NULL)
+              || clFinish (to);
+      else if (what == WRITE_AFTER)
+        err = clEnqueueWriteBuffer (to, b, CL_TRUE, 0, 4, &v, 0, NULL, NULL);
+      else
+        err = clEnqueueReadBuffer (to, b, CL_TRUE, 0, 4, &v, 0, NULL, NULL);
+      if (err)
         return -1;
       if (i >= 0)
         t[i] = now_us () - t0;
@@ -148,20 +168,182 @@ poller (void *arg)
   return NULL;
 }
 
-/* Median microseconds of a blocking 4-byte transfer from or into host,
-   each `idle` microseconds after the one before (spent spinning): a
-   migration's source and destination wait for the network between
-   theirs.  */
-static double
-blocking_after (cl_command_queue q, cl_mem b, int write, int *host,
-                double idle, double *t)
+/* A thread that waits on a socket for a byte, then makes one blocking
+   transfer and answers, as pocld's peer reader receives a PEER_DATA and
+   writes it: `poll` spins on the socket meanwhile (pocld's readers do for
+   400 us), else it blocks in recv.  The transfer is timed in the thread.  */
+struct relay
 {
-  int i;
+  int fd, write, poll;
+  cl_command_queue q;
+  cl_mem b;
+  double *t;
+};
+
+static void *
+relay_thread (void *arg)
+{
+  struct relay *r = arg;
+  int v = 7, i;
+  char c;
+  for (i = -100; i < ITERS; ++i)
+    {
+      while (recv (r->fd, &c, 1, r->poll ? MSG_DONTWAIT : 0) != 1)
+        ;
+      double t0 = now_us ();
+      cl_int err = transfer (r->q, r->b, r->write, BLOCKING, &v);
+      if (i >= 0)
+        r->t[i] = err ? 1e9 : now_us () - t0;
+      if (send (r->fd, "x", 1, 0) != 1)
+        break;
+    }
+  return NULL;
+}
+
+/* Median microseconds of the relay's transfers, one every ~100 us.  With
+   rq, this thread reads on rq 50 us before each of them, as a server that
+   is a migration's source between two in which it is the destination reads
+   on its command reader and writes on its peer reader.  */
+static double
+relayed (cl_command_queue q, cl_mem b, int write, int poll,
+         cl_command_queue rq, double *t)
+{
+  int sv[2], i, v;
+  pthread_t th;
+  char c;
+  if (socketpair (AF_UNIX, SOCK_STREAM, 0, sv))
+    return -1;
+  struct relay r = { sv[1], write, poll, q, b, t };
+  if (pthread_create (&th, NULL, relay_thread, &r))
+    return -1;
   for (i = -100; i < ITERS; ++i)
     {
       double t0 = now_us ();
-      while (now_us () - t0 < idle)
+      while (now_us () - t0 < 50)
         ;
+      if (rq != NULL && transfer (rq, b, 0, BLOCKING, &v))
+        break;
+      t0 = now_us ();
+      while (now_us () - t0 < 50)
+        ;
+      if (send (sv[0], "x", 1, 0) != 1 || recv (sv[0], &c, 1, 0) != 1)
+        break;
+    }
+  pthread_join (th, NULL);
+  close (sv[0]);
+  close (sv[1]);
+  qsort (t, ITERS, sizeof (double), cmp_double);
+  return t[ITERS / 2];
+}
+
+/* Median microseconds of blocking 4-byte writes on qw and of reads on qr,
+   alternating 50 us apart, as a server's migrations alternate between
+   reading the buffer (source) and writing it (destination).  */
+static void
+alternating (cl_command_queue qr, cl_command_queue qw, cl_mem b, double *t,
+             double *wr, double *rd)
+{
+  double *r = malloc (ITERS * sizeof (double));
+  int v = 7, i, k;
+  for (i = -100; i < ITERS; ++i)
+    for (k = 0; k < 2; ++k)
+      {
+        double t0 = now_us ();
+        while (now_us () - t0 < 50)
+          ;
+        t0 = now_us ();
+        if (transfer (k ? qw : qr, b, k, BLOCKING, &v))
+          {
+            *wr = *rd = -1;
+            free (r);
+            return;
+          }
+        if (i >= 0)
+          (k ? t : r)[i] = now_us () - t0;
+      }
+  qsort (t, ITERS, sizeof (double), cmp_double);
+  qsort (r, ITERS, sizeof (double), cmp_double);
+  *wr = t[ITERS / 2];
+  *rd = r[ITERS / 2];
+  free (r);
+}
+
+/* Median microseconds of a blocking 4-byte write on q that follows what a
+   server did since its last one in overhead_bench's moves, 50 us apart:
+   with `kernel`, `touch` on q2 (finished); a blocking read on q, into
+   `pinned` host memory if given (pocld's read staging); with `ue`, a user
+   event made (a MIGRATE_IN's) and set after the write.  */
+static double
+write_after_round (cl_context c, cl_command_queue q, cl_command_queue q2,
+                   cl_kernel touch, cl_mem b, int kernel, int *pinned, int ue,
+                   double *t)
+{
+  size_t one = 1;
+  int v = 7, i;
+  for (i = -100; i < ITERS; ++i)
+    {
+      cl_int err = CL_SUCCESS;
+      cl_event u = NULL;
+      if (kernel)
+        err = clEnqueueNDRangeKernel (q2, touch, 1, NULL, &one, NULL, 0, NULL,
+                                      NULL)
+              || clFinish (q2);
+      if (!err)
+        err = transfer (q, b, 0, BLOCKING, pinned ? pinned : &v);
+      double t0 = now_us ();
+      while (now_us () - t0 < 50)
+        ;
+      if (!err && ue)
+        u = clCreateUserEvent (c, &err);
+      t0 = now_us ();
+      while (now_us () - t0 < 50)
+        ;
+      t0 = now_us ();
+      if (!err)
+        err = transfer (q, b, 1, BLOCKING, &v);
+      if (i >= 0)
+        t[i] = now_us () - t0;
+      if (u != NULL)
+        {
+          clSetUserEventStatus (u, CL_COMPLETE);
+          clReleaseEvent (u);
+        }
+      if (err)
+        return -1;
+    }
+  qsort (t, ITERS, sizeof (double), cmp_double);
+  return t[ITERS / 2];
+}
+
+/* How a thread spends the time between two transfers: spinning on the
+   clock, polling a socket that stays empty (pocld's peer reader until a
+   PEER_DATA comes, which it then writes), or asleep.  */
+enum idle_how
+{
+  SPIN,
+  POLL_SOCKET,
+  SLEEP
+};
+
+/* Median microseconds of a blocking 4-byte transfer from or into host,
+   each `idle` microseconds after the one before, spent as `how` says
+   (fd: the socket to poll): a migration's source and destination wait
+   for the network between theirs.  */
+static double
+blocking_after (cl_command_queue q, cl_mem b, int write, int *host,
+                double idle, enum idle_how how, int fd, double *t)
+{
+  int i;
+  char c;
+  for (i = -100; i < ITERS; ++i)
+    {
+      double t0 = now_us ();
+      if (how == SLEEP)
+        usleep ((useconds_t)idle);
+      else
+        while (now_us () - t0 < idle)
+          if (how == POLL_SOCKET)
+            (void)!recv (fd, &c, 1, MSG_DONTWAIT);
       t0 = now_us ();
       if (transfer (q, b, write, BLOCKING, host))
         return -1;
@@ -175,7 +357,7 @@ blocking_after (cl_command_queue q, cl_mem b, int write, int *host,
 static double
 blocking (cl_command_queue q, cl_mem b, int write, int *host, double *t)
 {
-  return blocking_after (q, b, write, host, 0, t);
+  return blocking_after (q, b, write, host, 0, SPIN, -1, t);
 }
 
 int
@@ -222,7 +404,9 @@ main (void)
                 names[how], t[ITERS / 2], t[0]);
       }
   printf ("  read  blocking, after a kernel on another queue %7.1f\n",
-          after_kernel (q, q2, touch, b, 0, t));
+          after_kernel (q, q2, touch, b, READ_AFTER, t));
+  printf ("  write blocking, after a kernel on another queue %7.1f\n",
+          after_kernel (q, q2, touch, b, WRITE_AFTER, t));
   /* PoCL's client migrates on hidden default queues made this way, and
      pocld makes their native queues alike.  */
   cl_command_queue ooo = clCreateCommandQueue (
@@ -231,7 +415,7 @@ main (void)
   if (ooo != NULL)
     {
       printf ("  the same on an out-of-order, profiled queue    %7.1f\n",
-              after_kernel (ooo, q2, touch, b, 0, t));
+              after_kernel (ooo, q2, touch, b, READ_AFTER, t));
     }
   if (ooo != NULL)
     {
@@ -258,7 +442,8 @@ main (void)
               write ? "write" : "read", blocking (q, b, write, host, t));
   int sv[2];
   pthread_t th;
-  if (socketpair (AF_UNIX, SOCK_STREAM, 0, sv) == 0)
+  int have_socket = socketpair (AF_UNIX, SOCK_STREAM, 0, sv) == 0;
+  if (have_socket)
     {
       atomic_store (&polling, 1);
       if (pthread_create (&th, NULL, poller, &sv[0]) == 0)
@@ -269,15 +454,56 @@ main (void)
           atomic_store (&polling, 0);
           pthread_join (th, NULL);
         }
-      close (sv[0]);
-      close (sv[1]);
     }
   static const double idles[] = { 20, 50, 200 };
   for (i = 0; i < 3; ++i)
     for (write = 0; write < 2; ++write)
       printf ("  %-5s blocking, %3.0f us after the one before     %7.1f\n",
               write ? "write" : "read", idles[i],
-              blocking_after (q, b, write, &v, idles[i], t));
+              blocking_after (q, b, write, &v, idles[i], SPIN, -1, t));
+  for (i = 1; i < 3; ++i)
+    for (write = 0; write < 2; ++write)
+      {
+        if (have_socket)
+          printf ("  %-5s blocking, %3.0f us polling a socket before %6.1f\n",
+                  write ? "write" : "read", idles[i],
+                  blocking_after (q, b, write, &v, idles[i], POLL_SOCKET,
+                                  sv[1], t));
+        printf ("  %-5s blocking, %3.0f us asleep before            %7.1f\n",
+                write ? "write" : "read", idles[i],
+                blocking_after (q, b, write, &v, idles[i], SLEEP, -1, t));
+      }
+  if (have_socket)
+    {
+      close (sv[0]);
+      close (sv[1]);
+    }
+  double awr, ard;
+  alternating (q, q, b, t, &awr, &ard);
+  printf ("  write / read blocking, alternating on one queue %5.1f / %.1f\n",
+          awr, ard);
+  alternating (q, q2, b, t, &awr, &ard);
+  printf ("  write / read blocking, alternating, two queues  %5.1f / %.1f\n",
+          awr, ard);
+  for (write = 0; write < 2; ++write)
+    for (i = 1; i >= 0; --i)
+      printf ("  %-5s blocking, in a thread woken by a socket (%s) %5.1f\n",
+              write ? "write" : "read", i ? "polled" : "recv",
+              relayed (q, b, write, i, NULL, t));
+  printf ("  write blocking, the same (polled), another thread reading on "
+          "its queue %5.1f\n",
+          relayed (q, b, 1, 1, q, t));
+  printf ("  write blocking, the same, another thread reading on another "
+          "queue %5.1f\n",
+          relayed (q, b, 1, 1, q2, t));
+  int k;
+  for (k = 0; k < 8; ++k)
+    printf ("  write blocking, after a round:%s%s%s  %.1f\n",
+            k & 1 ? " kernel," : "",
+            k & 2 ? " read into page-locked," : " read,",
+            k & 4 ? " user event pending" : "",
+            write_after_round (c, q, q2, touch, b, k & 1, k & 2 ? host : NULL,
+                               k & 4, t));
   if (host != NULL)
     clEnqueueUnmapMemObject (q2, pin, host, 0, NULL, NULL);
   if (pin != NULL)
@@ -287,7 +513,7 @@ main (void)
     }
   if (other != NULL)
     printf ("  migration between the two devices, one way     %7.1f\n",
-            after_kernel (q, other, touch, b, 1, t));
+            after_kernel (q, other, touch, b, MIGRATE_AFTER, t));
   free (t);
   if (ooo != NULL)
     clReleaseCommandQueue (ooo);
