@@ -531,7 +531,7 @@ void Session::send_push(const PushState &p, Staging *st, cl_int status)
 
 // A MIGRATE_IN enqueues nothing native and makes no event: the client
 // hears of it from run_peer, and NVIDIA's blocking write of the bytes took
-// 1.7-4.5 us longer while a user event of the context was pending
+// 1.2-4.5 us longer while a user event of the context was pending
 // (small_transfer_probe).  What must wait for the bytes natively waits on a
 // bridge, a user event its completion sets (Pending::bridges): commands
 // that wait on the migration (open_cmd), and the queue's later commands,

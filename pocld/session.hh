@@ -92,8 +92,9 @@ struct Pending {
   // An error that the completion reports although ev succeeded: a part
   // after the first could not be enqueued, or its bytes never came.
   cl_int error = CL_SUCCESS;
-  // User events in other platforms' contexts that mirror ev, made when a
-  // command on another platform waited on it.
+  // User events that mirror the completion, made when a command on another
+  // platform waited on it, or anything on a MIGRATE_IN (which has no ev;
+  // open_cmd, order_gates).  Set by complete().
   std::vector<cl_event> bridges;
   // May wait, directly or through its queue's order, on an event the client
   // completes later (a user event, another device, data still to come):
