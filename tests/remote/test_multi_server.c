@@ -214,6 +214,23 @@ ooo_cross (void)
   CHECK (clReleaseMemObject (d));
 }
 
+/* Device 0 and the first device of another server, in *dst: 1 if device 0
+   is remote and there is one; else `what` fails if `required`, or is
+   skipped (0).  */
+static int
+two_servers (cl_uint *dst, const char *what, int required)
+{
+  for (*dst = 1; *dst < ndev; ++*dst)
+    if (is_remote[*dst] && strcmp (server[*dst], server[0]) != 0)
+      break;
+  if (is_remote[0] && *dst < ndev)
+    return 1;
+  if (required)
+    fail ("%s: needs remote devices on two servers", what);
+  note ("%s: needs remote devices on two servers, skipped", what);
+  return 0;
+}
+
 /* cl_pocl_content_size: of a buffer only the first `content` bytes are
    meaningful; a migration to another server and a read move just those.  */
 static void
@@ -228,14 +245,8 @@ content_size_of (size_t bytes, uint64_t content)
   if (set_size == NULL)
     fail ("no clSetContentSizeBufferPoCL");
   cl_uint src = 0, dst;
-  for (dst = 1; dst < ndev; ++dst)
-    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
-      break;
-  if (!is_remote[src] || dst == ndev)
-    {
-      note ("content size: needs remote devices on two servers, skipped");
-      return;
-    }
+  if (!two_servers (&dst, "content size", 0))
+    return;
   cl_int err;
   cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
   cl_mem size = clCreateBuffer (ctx, CL_MEM_READ_WRITE, 8, NULL, &err);
@@ -353,15 +364,8 @@ static void
 read_from_holder (void)
 {
   cl_uint src = 0, dst;
-  for (dst = 1; dst < ndev; ++dst)
-    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
-      break;
-  if (!is_remote[src] || dst == ndev)
-    {
-      note ("read from the holder: needs remote devices on two servers, "
-            "skipped");
-      return;
-    }
+  if (!two_servers (&dst, "read from the holder", 0))
+    return;
   cl_int err;
   const size_t bytes = N * sizeof (int);
   cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
@@ -404,15 +408,8 @@ static void
 migrate_then_use (void)
 {
   cl_uint src = 0, dst;
-  for (dst = 1; dst < ndev; ++dst)
-    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
-      break;
-  if (!is_remote[src] || dst == ndev)
-    {
-      note ("migrate then use: needs remote devices on two servers, "
-            "skipped");
-      return;
-    }
+  if (!two_servers (&dst, "migrate then use", 0))
+    return;
   const size_t n = 16;
   const int rounds = 40;
   cl_int err;
@@ -493,11 +490,7 @@ large_migrations (void)
   static const size_t mib[] = { 1, 3, 16, 64 };
   const char *cut = getenv ("MULTI_SERVER_LANE_CUT");
   cl_uint src = 0, dst;
-  for (dst = 1; dst < ndev; ++dst)
-    if (is_remote[dst] && strcmp (server[dst], server[src]) != 0)
-      break;
-  if (!is_remote[src] || dst == ndev)
-    fail ("large migrations need remote devices on two servers");
+  two_servers (&dst, "large migrations", 1);
   size_t k, i;
   for (k = 0; k < sizeof (mib) / sizeof (mib[0]); ++k)
     {
