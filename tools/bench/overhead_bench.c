@@ -392,16 +392,6 @@ stream (dev *d, size_t n, int iters, double best[NKERNELS])
   clReleaseMemObject (c);
 }
 
-/* Spins for us microseconds: the calling thread stays awake, the
-   device's own threads may not.  */
-static void
-idle_us (double us)
-{
-  double t = now_us () + us;
-  while (now_us () < t)
-    ;
-}
-
 /* Median GB/s of blocking writes and reads of `size` bytes, each after
    gap_us without commands.  */
 static void

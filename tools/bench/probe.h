@@ -1,6 +1,7 @@
 /* probe.h - what remote_bench and the native probes share: a monotonic
-   clock in microseconds, a comparison of doubles for qsort, and the first
-   device of the first platform (and a queue of it).  */
+   clock in microseconds, a spin of some microseconds, a comparison of
+   doubles for qsort, and the first device of the first platform (and a
+   queue of it).  */
 
 #ifndef POCL_REMOTE_PROBE_H
 #define POCL_REMOTE_PROBE_H
@@ -15,6 +16,16 @@ now_us (void)
   struct timespec t;
   clock_gettime (CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* Spins for us microseconds: the calling thread stays awake, the
+   device's own threads may not.  */
+static inline void
+idle_us (double us)
+{
+  double t = now_us () + us;
+  while (now_us () < t)
+    ;
 }
 
 static inline int

@@ -20,12 +20,8 @@
    Runs on the first platform.  */
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include "probe.h"
-#include <pthread.h>
+#include "bench_common.h"
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #define ITERS 2000
 
@@ -72,8 +68,7 @@ after_kernel (cl_command_queue q, cl_command_queue q2, cl_kernel touch,
       if (i >= 0)
         t[i] = now_us () - t0;
     }
-  qsort (t, ITERS, sizeof (double), cmp_double);
-  return t[ITERS / 2];
+  return summarize (t, ITERS).median;
 }
 
 /* Median microseconds of a blocking 4-byte transfer on q while a marker on
@@ -118,8 +113,7 @@ gated (cl_context c, cl_command_queue q, cl_command_queue q2, cl_mem b,
       if (i >= 0)
         t[i] = dt;
     }
-  qsort (t, ITERS, sizeof (double), cmp_double);
-  return t[ITERS / 2];
+  return summarize (t, ITERS).median;
 }
 
 enum how
@@ -188,8 +182,10 @@ relay_thread (void *arg)
   char c;
   for (i = -100; i < ITERS; ++i)
     {
-      while (recv (r->fd, &c, 1, r->poll ? MSG_DONTWAIT : 0) != 1)
-        ;
+      ssize_t k;
+      while ((k = recv (r->fd, &c, 1, r->poll ? MSG_DONTWAIT : 0)) != 1)
+        if (k == 0)
+          return NULL; /* relayed stopped early */
       double t0 = now_us ();
       cl_int err = transfer (r->q, r->b, r->write, BLOCKING, &v);
       if (i >= 0)
@@ -218,22 +214,18 @@ relayed (cl_command_queue q, cl_mem b, int write, int poll,
     return -1;
   for (i = -100; i < ITERS; ++i)
     {
-      double t0 = now_us ();
-      while (now_us () - t0 < 50)
-        ;
+      idle_us (50);
       if (rq != NULL && transfer (rq, b, 0, BLOCKING, &v))
         break;
-      t0 = now_us ();
-      while (now_us () - t0 < 50)
-        ;
+      idle_us (50);
       if (send (sv[0], "x", 1, 0) != 1 || recv (sv[0], &c, 1, 0) != 1)
         break;
     }
+  shutdown (sv[0], SHUT_RDWR);
   pthread_join (th, NULL);
   close (sv[0]);
   close (sv[1]);
-  qsort (t, ITERS, sizeof (double), cmp_double);
-  return t[ITERS / 2];
+  return i == ITERS ? summarize (t, ITERS).median : -1;
 }
 
 /* Median microseconds of blocking 4-byte writes on qw and of reads on qr,
@@ -248,10 +240,8 @@ alternating (cl_command_queue qr, cl_command_queue qw, cl_mem b, double *t,
   for (i = -100; i < ITERS; ++i)
     for (k = 0; k < 2; ++k)
       {
+        idle_us (50);
         double t0 = now_us ();
-        while (now_us () - t0 < 50)
-          ;
-        t0 = now_us ();
         if (transfer (k ? qw : qr, b, k, BLOCKING, &v))
           {
             *wr = *rd = -1;
@@ -261,10 +251,8 @@ alternating (cl_command_queue qr, cl_command_queue qw, cl_mem b, double *t,
         if (i >= 0)
           (k ? t : r)[i] = now_us () - t0;
       }
-  qsort (t, ITERS, sizeof (double), cmp_double);
-  qsort (r, ITERS, sizeof (double), cmp_double);
-  *wr = t[ITERS / 2];
-  *rd = r[ITERS / 2];
+  *wr = summarize (t, ITERS).median;
+  *rd = summarize (r, ITERS).median;
   free (r);
 }
 
@@ -290,15 +278,11 @@ write_after_round (cl_context c, cl_command_queue q, cl_command_queue q2,
               || clFinish (q2);
       if (!err)
         err = transfer (q, b, 0, BLOCKING, pinned ? pinned : &v);
-      double t0 = now_us ();
-      while (now_us () - t0 < 50)
-        ;
+      idle_us (50);
       if (!err && ue)
         u = clCreateUserEvent (c, &err);
-      t0 = now_us ();
-      while (now_us () - t0 < 50)
-        ;
-      t0 = now_us ();
+      idle_us (50);
+      double t0 = now_us ();
       if (!err)
         err = transfer (q, b, 1, BLOCKING, &v);
       if (i >= 0)
@@ -311,8 +295,7 @@ write_after_round (cl_context c, cl_command_queue q, cl_command_queue q2,
       if (err)
         return -1;
     }
-  qsort (t, ITERS, sizeof (double), cmp_double);
-  return t[ITERS / 2];
+  return summarize (t, ITERS).median;
 }
 
 /* How a thread spends the time between two transfers: spinning on the
@@ -340,18 +323,18 @@ blocking_after (cl_command_queue q, cl_mem b, int write, int *host,
       double t0 = now_us ();
       if (how == SLEEP)
         usleep ((useconds_t)idle);
-      else
+      else if (how == POLL_SOCKET)
         while (now_us () - t0 < idle)
-          if (how == POLL_SOCKET)
-            (void)!recv (fd, &c, 1, MSG_DONTWAIT);
+          (void)!recv (fd, &c, 1, MSG_DONTWAIT);
+      else
+        idle_us (idle);
       t0 = now_us ();
       if (transfer (q, b, write, BLOCKING, host))
         return -1;
       if (i >= 0)
         t[i] = now_us () - t0;
     }
-  qsort (t, ITERS, sizeof (double), cmp_double);
-  return t[ITERS / 2];
+  return summarize (t, ITERS).median;
 }
 
 static double
@@ -399,9 +382,9 @@ main (void)
             if (i >= 0)
               t[i] = now_us () - t0;
           }
-        qsort (t, ITERS, sizeof (double), cmp_double);
+        stats st = summarize (t, ITERS);
         printf ("  %-5s %-26s %7.1f (min %.1f)\n", write ? "write" : "read",
-                names[how], t[ITERS / 2], t[0]);
+                names[how], st.median, st.min);
       }
   printf ("  read  blocking, after a kernel on another queue %7.1f\n",
           after_kernel (q, q2, touch, b, READ_AFTER, t));
@@ -498,12 +481,13 @@ main (void)
           relayed (q, b, 1, 1, q2, t));
   int k;
   for (k = 0; k < 8; ++k)
-    printf ("  write blocking, after a round:%s%s%s  %.1f\n",
-            k & 1 ? " kernel," : "",
-            k & 2 ? " read into page-locked," : " read,",
-            k & 4 ? " user event pending" : "",
-            write_after_round (c, q, q2, touch, b, k & 1, k & 2 ? host : NULL,
-                               k & 4, t));
+    if (host != NULL || !(k & 2))
+      printf ("  write blocking, after a round:%s%s%s  %.1f\n",
+              k & 1 ? " kernel," : "",
+              k & 2 ? " read into page-locked," : " read,",
+              k & 4 ? " user event pending" : "",
+              write_after_round (c, q, q2, touch, b, k & 1,
+                                 k & 2 ? host : NULL, k & 4, t));
   if (host != NULL)
     clEnqueueUnmapMemObject (q2, pin, host, 0, NULL, NULL);
   if (pin != NULL)
