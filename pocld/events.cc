@@ -134,14 +134,10 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
         continue;
       }
       // Native events cannot cross contexts, and a MIGRATE_IN has none
-      // (order_gates): wait on a user event in this queue's context that
-      // o's completion sets.
-      cl_event ue = clCreateUserEvent(contexts_[q.platform], &err);
-      if (ue != nullptr) {
-        o.bridges.push_back(ue);
-        clRetainEvent(ue);
+      // (order_gates).
+      cl_event ue = bridge(o, q.platform, err);
+      if (ue != nullptr)
         waits_.push_back(ue);
-      }
     }
     if (err == CL_SUCCESS && events_.size() >= max_pending_commands) {
       err = CL_OUT_OF_RESOURCES;
@@ -198,6 +194,19 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
   p->subscribers.clear();
   p->cover = nullptr;
   return p;
+}
+
+// A user event in platform's context that o's completion sets (complete),
+// with a reference for the caller.  Under ev_mu_, so that o cannot complete
+// before it holds the bridge.
+cl_event Session::bridge(Pending &o, uint32_t platform, cl_int &err)
+{
+  cl_event ue = clCreateUserEvent(contexts_[platform], &err);
+  if (ue != nullptr) {
+    o.bridges.push_back(ue);
+    clRetainEvent(ue);
+  }
+  return ue;
 }
 
 void Session::drop_pending(uint64_t id)

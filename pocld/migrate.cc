@@ -541,7 +541,8 @@ void Session::order_gates(Queue &q)
 {
   if (q.gates.empty())
     return;
-  std::vector<cl_event> bridges;
+  std::vector<cl_event> &bridges = gate_bridges_;
+  bridges.clear();
   {
     std::lock_guard<std::mutex> lock(ev_mu_);
     for (uint64_t id : q.gates) {
@@ -549,17 +550,13 @@ void Session::order_gates(Queue &q)
       if (it == events_.end())
         continue; // retired: the bytes are in
       cl_int err = CL_SUCCESS;
-      cl_event b = clCreateUserEvent(contexts_[q.platform], &err);
-      if (b == nullptr) {
+      if (cl_event b = bridge(it->second, q.platform, err))
+        bridges.push_back(b);
+      else
         LOG_WARN(sid_,
                  "no user event (%d): later commands do not wait for "
                  "migration %llu",
                  err, (unsigned long long)id);
-        continue;
-      }
-      it->second.bridges.push_back(b);
-      clRetainEvent(b);
-      bridges.push_back(b);
     }
   }
   q.gates.clear();

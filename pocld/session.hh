@@ -404,6 +404,7 @@ private:
   // events.cc: wait lists, the event table, completions.
   Pending *open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
                     uint64_t queue_id, cl_int &err);
+  cl_event bridge(Pending &o, uint32_t platform, cl_int &err);
   void gate(Pending *p);
   void ungate(Pending *p);
   void enqueued(Queue &q);
@@ -721,6 +722,7 @@ private:
   uint64_t svm_gen_ = 0;             // changes of svm_
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
+  std::vector<cl_event> gate_bridges_; // order_gates' (kept for its capacity)
   // Sub-buffers made for the NDRANGE being enqueued, released right after
   // it (see Session::sub_buffer).
   std::vector<cl_mem> launch_subs_;
