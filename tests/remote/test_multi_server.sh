@@ -8,8 +8,9 @@
 #      nvidia: two servers taking the paths they take on NVIDIA's OpenCL (a
 #             waiter thread, pinned staging; doc/pocld.md), which their logs
 #             must show (and a MIGRATE_IN's marker enqueued only when the
-#             queue's next command came before the bytes), and the client's and the servers' readers polling
-#             before they block as on machines of more than two CPUs;
+#             queue's next command came before the bytes), and the client's
+#             and the servers' readers polling before they block as on
+#             machines of more than two CPUs;
 #      cut:   two servers, the client's connections to the first through
 #             $FAULT_PROXY (tools/fault_proxy.cc) cutting at random, also while
 #             migrations between the servers are under way: the client resumes its
