@@ -106,7 +106,8 @@ if(ENABLE_HOST_CPU_DEVICES)
     FAIL_REGULAR_EXPRESSION "server_(killed|restarted): FAIL")
 
   # 4. clinfo on the remote device vs. clinfo on the local pthread device (memory sizes
-  #    that changed since the fixture started are re-checked on a pocld of its own).
+  #    that changed since the fixture started are re-checked on a pocld of its own,
+  #    between two local runs that show whether the total held still meanwhile).
   find_program(CLINFO_PROGRAM clinfo)
   if(CLINFO_PROGRAM)
     add_test(NAME remote/clinfo_output
