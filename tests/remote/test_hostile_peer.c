@@ -21,6 +21,10 @@
       gets CL_DEVICE_NOT_AVAILABLE (its HELLO_REPLY may never have reached
       the peer); once the peer sent on it, CL_SUCCESS.
 
+   9. A READ sent right behind a MIGRATE_IN on its in-order queue, without
+      waits (as the client sends a command behind another of the same
+      queue): it completes only after the bytes came, and returns them.
+
    Then the session still serves.  Usage (through run_remote.sh):
    test_hostile_peer  */
 
@@ -166,7 +170,7 @@ main (void)
   raw_session s;
   raw_open (&s);
   raw_create_queue (&s, QID);
-  for (uint64_t mid = 0x100; mid <= 0x700; mid += 0x100)
+  for (uint64_t mid = 0x100; mid <= 0x800; mid += 0x100)
     raw_create_buffer (&s, mid, BYTES);
 
   /* 1. The bytes count only with their status.  */
@@ -254,13 +258,66 @@ main (void)
   note ("a link its peer never sent on is not reported as linked; once it "
         "sent, it is");
 
+  /* 9. The queue's next command waits for the migration's bytes.  */
+  static const unsigned char zeros[BYTES];
+  if (raw_write (&s, QID, 0x800, zeros, BYTES, &st) || st != CL_COMPLETE)
+    fail ("WRITE of the buffer to migrate into: %d", st);
+  fd = attach_peer (&s, 9);
+  id = migrate_in (&s, 0x800, 9);
+  pocl_remote_mem_cmd mc;
+  mem_cmd_init (&mc, QID, 0x800, 0, BYTES);
+  const uint64_t rid = ++s.next_id;
+  if (raw_send (s.cmd, POCL_RMSG_READ, rid, &mc, sizeof (mc), NULL, 0))
+    fail ("READ: the connection closed");
+  int migrated = 0, read = 0;
+  for (int bytes_sent = 0; !migrated || !read;)
+    {
+      raw_msg m;
+      int r = raw_recv (s.cmd, &m, bytes_sent ? 10000 : 300);
+      if (r == IO_TIMEOUT && !bytes_sent)
+        {
+          peer_data (fd, id, CL_COMPLETE, 0, 0, pattern, BYTES);
+          bytes_sent = 1;
+          continue;
+        }
+      if (r)
+        fail ("no COMPLETION of the migration (%d) or the READ behind it "
+              "(%d) within 10 s of the bytes",
+              migrated, read);
+      if (m.h.type == POCL_RMSG_COMPLETION && m.h.id == id)
+        {
+          if (m.body.completion.status != CL_COMPLETE)
+            fail ("the migration completed with %d", m.body.completion.status);
+          migrated = 1;
+        }
+      else if (m.h.type == POCL_RMSG_COMPLETION && m.h.id == rid)
+        {
+          if (!bytes_sent)
+            fail ("the READ behind a MIGRATE_IN completed before the "
+                  "migration's bytes were sent");
+          if (m.body.completion.status != CL_COMPLETE
+              || m.h.payload_size != BYTES
+              || memcmp (m.payload, pattern, BYTES) != 0)
+            fail ("the READ behind the migration did not return the "
+                  "migrated bytes (status %d, %llu bytes)",
+                  m.body.completion.status,
+                  (unsigned long long)m.h.payload_size);
+          read = 1;
+        }
+      free (m.payload);
+    }
+  close (fd);
+  note ("a READ right behind a MIGRATE_IN, without waits: completed after "
+        "the bytes, with them");
+
   /* The session still serves.  */
   if (raw_write (&s, QID, 0x100, pattern, 64, &st) || st != CL_COMPLETE)
     fail ("the session no longer serves a WRITE (%d)", st);
   raw_close (&s);
   printf ("%s: PASS: a status that follows its bytes completes the "
           "migration with it; five violations close the link and fail the "
-          "migration; the session goes on\n",
+          "migration; the queue's next command waits for a migration's "
+          "bytes; the session goes on\n",
           TEST_NAME);
   return 0;
 }
