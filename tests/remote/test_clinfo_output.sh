@@ -149,11 +149,11 @@ if only_memory && [[ -n $fixture && -n $pocld ]]; then
   echo "$name: note: only memory sizes differ ($(cut -f1 "$tmp/mismatch" | tr '\n' ' '));" \
        "re-checking against a pocld started now"
   for attempt in 1 2 3 4; do
+    reference "$tmp/ref_a.raw"
     if ! "$fixture" start "$own_state" "$pocld" "$build" 2>"$tmp/own.err"; then
       echo "$name: note: could not start a pocld for the re-check:"; tail -n 5 "$tmp/own.err"
       break
     fi
-    reference "$tmp/ref_a.raw"
     timeout -k 5 60 "$run_remote" "$own_state" "$build" "$clinfo" --raw >"$tmp/own.raw" 2>>"$tmp/own.err"
     reference "$tmp/ref_b.raw"
     "$fixture" stop "$own_state" >/dev/null 2>&1
@@ -164,7 +164,7 @@ if only_memory && [[ -n $fixture && -n $pocld ]]; then
     judged=$tmp/own.kv judged_ref=$tmp/ref_a.kv
     only_memory || break
     if [[ $(mem_values "$tmp/ref_a.kv") == "$(mem_values "$tmp/ref_b.kv")" ]]; then
-      break   # the total held still around the remote run: a real difference
+      break   # the total held still around pocld's run: a real difference
     fi
     echo "$name: note: attempt $attempt: the machine's memory changed during the re-check" \
          "(pthread $(get "$tmp/ref_a.kv" CL_DEVICE_GLOBAL_MEM_SIZE) then" \
