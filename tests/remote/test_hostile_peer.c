@@ -269,8 +269,8 @@ main (void)
   const uint64_t rid = ++s.next_id;
   if (raw_send (s.cmd, POCL_RMSG_READ, rid, &mc, sizeof (mc), NULL, 0))
     fail ("READ: the connection closed");
-  int migrated = 0, read = 0;
-  for (int bytes_sent = 0; !migrated || !read;)
+  int migrated = 0, read_back = 0;
+  for (int bytes_sent = 0; !migrated || !read_back;)
     {
       raw_msg m;
       int r = raw_recv (s.cmd, &m, bytes_sent ? 10000 : 300);
@@ -283,7 +283,7 @@ main (void)
       if (r)
         fail ("no COMPLETION of the migration (%d) or the READ behind it "
               "(%d) within 10 s of the bytes",
-              migrated, read);
+              migrated, read_back);
       if (m.h.type == POCL_RMSG_COMPLETION && m.h.id == id)
         {
           if (m.body.completion.status != CL_COMPLETE)
@@ -302,7 +302,7 @@ main (void)
                   "migrated bytes (status %d, %llu bytes)",
                   m.body.completion.status,
                   (unsigned long long)m.h.payload_size);
-          read = 1;
+          read_back = 1;
         }
       free (m.payload);
     }
