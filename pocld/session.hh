@@ -722,7 +722,8 @@ private:
   uint64_t svm_gen_ = 0;             // changes of svm_
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
-  std::vector<cl_event> gate_bridges_; // order_gates' (kept for its capacity)
+  // order_gates' scratch, kept for its capacity (the command reader's alone)
+  std::vector<cl_event> gate_bridges_;
   // Sub-buffers made for the NDRANGE being enqueued, released right after
   // it (see Session::sub_buffer).
   std::vector<cl_mem> launch_subs_;
