@@ -79,6 +79,13 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/session_isolation PROPERTIES ${remote_e2e_props}
     TIMEOUT 300 FAIL_REGULAR_EXPRESSION "session_isolation: FAIL")
 
+  # Mistyped addresses: the device is left out with a message, the others still served.
+  add_test(NAME remote/bad_parameters
+    COMMAND "${REMOTE_TESTS_DIR}/test_bad_parameters.sh" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_vecadd>)
+  set_tests_properties(remote/bad_parameters PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "bad_parameters: FAIL")
+
   # When pocld acknowledges: with a message when owed, by itself only later (raw protocol).
   add_test(NAME remote/acks
     COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"

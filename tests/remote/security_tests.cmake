@@ -5,10 +5,18 @@
 # script; skipped (exit 77) without clang. FUZZ_SECONDS in the environment overrides
 # the default 60 s.
 add_test(NAME remote/fuzz_decode
-  COMMAND "${REMOTE_TESTS_DIR}/fuzz/run_fuzz.sh" "${CMAKE_CURRENT_BINARY_DIR}/fuzz")
+  COMMAND "${REMOTE_TESTS_DIR}/fuzz/run_fuzz.sh" decode "${CMAKE_CURRENT_BINARY_DIR}/fuzz/decode")
 set_tests_properties(remote/fuzz_decode PROPERTIES
   LABELS "remote" TIMEOUT 600 SKIP_RETURN_CODE 77
   FAIL_REGULAR_EXPRESSION "fuzz_decode: FAIL")
+
+# The same for the client's parsing of POCL_REMOTE<n>_PARAMETERS (what a user types),
+# 30 s: the parser is a few dozen lines.
+add_test(NAME remote/fuzz_params
+  COMMAND "${REMOTE_TESTS_DIR}/fuzz/run_fuzz.sh" params "${CMAKE_CURRENT_BINARY_DIR}/fuzz/params" 30)
+set_tests_properties(remote/fuzz_params PROPERTIES
+  LABELS "remote" TIMEOUT 300 SKIP_RETURN_CODE 77
+  FAIL_REGULAR_EXPRESSION "fuzz_params: FAIL")
 
 # The fault-injection proxy (doc/fault-injection.md) and a client whose connection it
 # cuts.

@@ -1,27 +1,47 @@
 #!/usr/bin/env bash
-# remote/fuzz_decode: build pocld's message decoder with libFuzzer (clang-15) and
-# fuzz it for a bounded time, starting from the committed corpus.
-#   run_fuzz.sh WORK_DIR [SECONDS]
-# SECONDS defaults to $FUZZ_SECONDS or 60. Builds WORK_DIR/fuzz_decode (again only when
-# a source changed), replays every committed input (regressions), then fuzzes with new
-# inputs going to WORK_DIR/corpus and crashes to WORK_DIR/crash-*. Exits 77 (CTest:
-# skipped) when no clang with libFuzzer is installed (Debian 12: clang-15, which pulls
-# in libclang-common-15-dev with libFuzzer). Env: FUZZ_CXX (default clang++-15), FUZZ_CC
+# remote/fuzz_decode, remote/fuzz_params: build a parser with libFuzzer (clang-15) and
+# fuzz it for a bounded time, starting from its committed corpus.
+#   run_fuzz.sh TARGET WORK_DIR [SECONDS]
+# TARGET: decode (pocld's message decoder: what a client writes on its sockets) or
+# params (the client's POCL_REMOTE<n>_PARAMETERS: what a user types). SECONDS defaults
+# to $FUZZ_SECONDS or 60. Builds WORK_DIR/fuzz_TARGET (again only when a source
+# changed), replays every committed input (regressions), then fuzzes with new inputs
+# going to WORK_DIR/corpus and crashes to WORK_DIR/crash-*. Exits 77 (CTest: skipped)
+# when no clang with libFuzzer is installed (Debian 12: clang-15, which pulls in
+# libclang-common-15-dev with libFuzzer). Env: FUZZ_CXX (default clang++-15), FUZZ_CC
 # (default: FUZZ_CXX's C compiler).
 set -euo pipefail
 
-name=fuzz_decode
-[[ $# -ge 1 ]] || { sed -n '4,4p' "$0" | sed 's/^# //' >&2; exit 2; }
-work=$1
-seconds=${2:-${FUZZ_SECONDS:-60}}
+[[ $# -ge 2 ]] || { sed -n '4,4p' "$0" | sed 's/^# //' >&2; exit 2; }
+target=$1
+name=fuzz_$target
+work=$2
+seconds=${3:-${FUZZ_SECONDS:-60}}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 cxx=${FUZZ_CXX:-clang++-15}
-seeds=$repo/tests/remote/fuzz_corpus
+# Exactly the product's sources: the target links them, not a copy; the C ones (csrcs)
+# through clang-15 (FUZZ_CC) as C.
+case $target in
+  decode)
+    seeds=$repo/tests/remote/fuzz_corpus
+    srcs=("$here/fuzz_decode.cc" "$repo/pocld/decode.cc" "$repo/pocld/control.cc"
+          "$repo/pocld/wire.cc" "$repo/pocld/tls.cc")
+    csrcs=("$repo/protocol/pocl_remote_cpus.c")
+    incs=(-I"$repo/pocld" -I"$repo/protocol")
+    deps=("$repo"/pocld/*.hh "$repo"/protocol/pocl_remote_*.h) ;;
+  params)
+    seeds=$repo/tests/remote/fuzz_corpus_params
+    srcs=("$here/fuzz_params.cc")
+    csrcs=("$repo/lib/CL/devices/remote/remote_params.c")
+    incs=(-I"$repo/lib/CL/devices/remote" -I"$repo/protocol")
+    deps=("$repo"/lib/CL/devices/remote/remote_params.h "$repo"/protocol/pocl_remote_*.h) ;;
+  *) echo "$0: unknown target $target" >&2; exit 2 ;;
+esac
 mkdir -p "$work/corpus"
 
 if ! command -v "$cxx" >/dev/null; then
-  echo "$name: SKIP: $cxx not found (install clang-15 to fuzz pocld's decoder)"
+  echo "$name: SKIP: $cxx not found (install clang-15 to fuzz)"
   exit 77
 fi
 probe=$work/probe
@@ -32,14 +52,9 @@ if ! "$cxx" -fsanitize=fuzzer "$probe.cc" -o "$probe" 2>"$probe.log"; then
   exit 77
 fi
 
-# Exactly pocld's decoder sources: the target links them, not a copy; the C ones
-# (csrcs) through clang-15 (FUZZ_CC) as C.
-srcs=("$here/fuzz_decode.cc" "$repo/pocld/decode.cc" "$repo/pocld/control.cc"
-      "$repo/pocld/wire.cc" "$repo/pocld/tls.cc")
-csrcs=("$repo/protocol/pocl_remote_cpus.c")
 cc=${FUZZ_CC:-${cxx/clang++/clang}}
-deps=("${srcs[@]}" "${csrcs[@]}" "$repo"/pocld/*.hh "$repo"/protocol/pocl_remote_*.h)
-bin=$work/fuzz_decode
+deps+=("${srcs[@]}" "${csrcs[@]}")
+bin=$work/$name
 stale=0
 [[ -x $bin ]] || stale=1
 for f in "${deps[@]}"; do [[ $f -nt $bin ]] && stale=1; done
@@ -49,19 +64,18 @@ if [[ $stale == 1 ]]; then
   for c in "${csrcs[@]}"; do
     o=$work/$(basename "$c" .c).o
     "$cc" -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
-      -I"$repo/protocol" -c "$c" -o "$o"
+      "${incs[@]}" -c "$c" -o "$o"
     objs+=("$o")
   done
   "$cxx" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=all -I"$repo/pocld" -I"$repo/protocol" \
-    "${srcs[@]}" "${objs[@]}" -o "$bin"
+    -fno-sanitize-recover=all "${incs[@]}" "${srcs[@]}" "${objs[@]}" -o "$bin"
 fi
 
 # Regressions first: every committed input once (a crash exits non-zero).
 echo "$name: replaying $(find "$seeds" -type f | wc -l) committed inputs"
 if ! "$bin" -runs=0 "$seeds" >"$work/replay.log" 2>&1; then
   tail -n 40 "$work/replay.log"
-  echo "$name: FAIL: a committed input crashes the decoder (log: $work/replay.log)"
+  echo "$name: FAIL: a committed input crashes the target (log: $work/replay.log)"
   exit 1
 fi
 
