@@ -155,7 +155,34 @@ const InfoParam kParams[] = {
     {CL_DEVICE_GPU_OVERLAP_NV, Kind::Raw},
     {CL_DEVICE_KERNEL_EXEC_TIMEOUT_NV, Kind::Raw},
     {CL_DEVICE_INTEGRATED_MEMORY_NV, Kind::Raw},
+    // By number: headers older than the extension lack the names.
+    {0x1073, Kind::Raw}, // CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR
+    {0x1074, Kind::Raw}, // ..._ACCELERATION_PROPERTIES_8BIT_KHR
+    {0x1075, Kind::Raw}, // ..._ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR
+    {0x1076, Kind::Raw}, // CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR
+    {0x4231, Kind::Raw}, // CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT
+    {0x4232, Kind::Raw}, // CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT
+    {0x4233, Kind::Raw}, // CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT
+    {0x4108, Kind::Size}, // CL_DEVICE_SUB_GROUP_SIZES_INTEL
+    {0x4250, Kind::Raw}, // CL_DEVICE_IP_VERSION_INTEL
+    {0x4251, Kind::Raw}, // CL_DEVICE_ID_INTEL
+    {0x4252, Kind::Raw}, // CL_DEVICE_NUM_SLICES_INTEL
+    {0x4253, Kind::Raw}, // CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL
+    {0x4254, Kind::Raw}, // CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL
+    {0x4255, Kind::Raw}, // CL_DEVICE_NUM_THREADS_PER_EU_INTEL
+    {0x4256, Kind::Raw}, // CL_DEVICE_FEATURE_CAPABILITIES_INTEL
+    {0x4190, Kind::Raw}, // CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL
+    {0x4191, Kind::Raw}, // CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL
+    {0x4192, Kind::Raw}, // ..._SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL
+    {0x4193, Kind::Raw}, // ..._CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL
+    {0x4194, Kind::Raw}, // CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL
 };
+
+// Queries whose value is an object of this process: never sent.
+bool handle_valued(cl_device_info param)
+{
+  return param == CL_DEVICE_PLATFORM || param == CL_DEVICE_PARENT_DEVICE;
+}
 
 void append(std::vector<uint8_t> &v, const void *p, size_t n)
 {
@@ -163,36 +190,44 @@ void append(std::vector<uint8_t> &v, const void *p, size_t n)
   v.insert(v.end(), b, b + n);
 }
 
-// Every param the device answers, as pocl_remote_info_entry + value.
+// Appends the entry of one query, if the device answers it.
+void append_entry(std::vector<uint8_t> &out, std::vector<uint8_t> &val,
+                  cl_device_id dev, const InfoParam &p)
+{
+  size_t size = 0;
+  if (handle_valued(p.param) ||
+      clGetDeviceInfo(dev, p.param, 0, nullptr, &size) != CL_SUCCESS ||
+      size > POCL_REMOTE_MAX_STRING)
+    return;
+  val.resize(size);
+  if (size > 0 &&
+      clGetDeviceInfo(dev, p.param, size, val.data(), nullptr) != CL_SUCCESS)
+    return;
+  pocl_remote_info_entry e;
+  e.param = p.param;
+  if (p.kind == Kind::Size) {
+    size_t n = size / sizeof(size_t);
+    e.size = static_cast<uint32_t>(n * sizeof(uint64_t));
+    append(out, &e, sizeof e);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t w = load<size_t>(val.data() + i * sizeof(size_t));
+      append(out, &w, sizeof w);
+    }
+  } else {
+    e.size = static_cast<uint32_t>(size);
+    append(out, &e, sizeof e);
+    append(out, val.data(), size);
+  }
+}
+
+// Every param of kParams the device answers, as pocl_remote_info_entry +
+// value.
 std::vector<uint8_t> info_payload(cl_device_id dev)
 {
   std::vector<uint8_t> out;
   std::vector<uint8_t> val;
-  for (const InfoParam &p : kParams) {
-    size_t size = 0;
-    if (clGetDeviceInfo(dev, p.param, 0, nullptr, &size) != CL_SUCCESS ||
-        size > POCL_REMOTE_MAX_STRING)
-      continue;
-    val.resize(size);
-    if (size > 0 &&
-        clGetDeviceInfo(dev, p.param, size, val.data(), nullptr) != CL_SUCCESS)
-      continue;
-    pocl_remote_info_entry e;
-    e.param = p.param;
-    if (p.kind == Kind::Size) {
-      size_t n = size / sizeof(size_t);
-      e.size = static_cast<uint32_t>(n * sizeof(uint64_t));
-      append(out, &e, sizeof e);
-      for (size_t i = 0; i < n; ++i) {
-        uint64_t w = load<size_t>(val.data() + i * sizeof(size_t));
-        append(out, &w, sizeof w);
-      }
-    } else {
-      e.size = static_cast<uint32_t>(size);
-      append(out, &e, sizeof e);
-      append(out, val.data(), size);
-    }
-  }
+  for (const InfoParam &p : kParams)
+    append_entry(out, val, dev, p);
   return out;
 }
 
@@ -367,6 +402,18 @@ std::string platform_key(size_t index, cl_platform_id p, cl_uint nd)
 }
 
 } // namespace
+
+std::vector<uint8_t> one_info_entry(cl_device_id dev, uint32_t param)
+{
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> val;
+  InfoParam p{param, Kind::Raw};
+  for (const InfoParam &k : kParams)
+    if (k.param == param)
+      p = k;
+  append_entry(out, val, dev, p);
+  return out;
+}
 
 std::string format_hints(const std::vector<PlatformHint> &hints)
 {

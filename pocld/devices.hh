@@ -73,6 +73,10 @@ Devices discover_devices(const char *sid, bool verbose,
                          const std::vector<PlatformHint> &hints,
                          std::vector<PlatformHint> *learnt);
 
+// The DEVICE_INFO entry of one query (a pocl_remote_info_entry and the
+// value), or nothing where the device does not answer it.
+std::vector<uint8_t> one_info_entry(cl_device_id dev, uint32_t param);
+
 // Hints as text (one line per platform) and back; parsing skips bad lines.
 std::string format_hints(const std::vector<PlatformHint> &hints);
 std::vector<PlatformHint> parse_hints(const std::string &text);

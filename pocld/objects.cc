@@ -104,6 +104,12 @@ bool Session::device_info(const Msg &m)
     reply(m.hdr.id, CL_INVALID_DEVICE);
     return true;
   }
+  if (c.param != 0) {
+    std::vector<uint8_t> one = one_info_entry(devs_.devices[c.device].id,
+                                              c.param);
+    reply(m.hdr.id, CL_SUCCESS, one.data(), one.size());
+    return true;
+  }
   const std::vector<uint8_t> &info = devs_.devices[c.device].info;
   reply(m.hdr.id, CL_SUCCESS, info.data(), info.size());
   return true;

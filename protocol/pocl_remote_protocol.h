@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 16u
+#define POCL_REMOTE_PROTOCOL_VERSION 17u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -326,10 +326,13 @@ typedef struct pocl_remote_reply
   uint32_t reserved;
 } pocl_remote_reply;
 
+/* DEVICE_INFO: with param 0, every entry the server built for the device;
+   otherwise the one entry of that query, or none where the device does not
+   answer it (a vendor's query that the client does not know).  */
 typedef struct pocl_remote_device_info
 {
   uint32_t device; /* index into the server's device list */
-  uint32_t reserved;
+  uint32_t param;  /* a cl_device_info, or 0 */
 } pocl_remote_device_info;
 
 /* Pseudo-parameter in a DEVICE_INFO reply: the index of the device's

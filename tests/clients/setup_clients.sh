@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Install pyopencl for the "clients" tests: a venv from PyPI and its sdist's test suite.
+# Install pyopencl for the "clients" tests, and Intel's OpenCL CPU runtime: a venv from
+# PyPI and pyopencl's sdist's test suite.
 #   tests/clients/setup_clients.sh BUILD_ROOT
-# Creates BUILD_ROOT/venv with requirements.txt (pinned) and unpacks the test/ directory
-# of pyopencl's sdist (same version as the wheel) into BUILD_ROOT/pyopencl-tests.
+# Creates BUILD_ROOT/venv with requirements.txt (pinned), unpacks the test/ directory
+# of pyopencl's sdist (same version as the wheel) into BUILD_ROOT/pyopencl-tests, and
+# writes BUILD_ROOT/vendors/intel/intel-cpu.icd naming the venv's libintelocl.so: an
+# ICD directory of the project's own, for OCL_ICD_VENDORS (never the system's).
 # Idempotent: a stamp holds requirements.txt's hash; nothing is fetched when it matches.
 # Called by tools/setup.sh; the Debian packages (clblast-tests, clpeak, clinfo,
 # python3-venv) come from there. On failure it exits non-zero and leaves no stamp, so
@@ -22,7 +25,9 @@ stamp=$root/venv.stamp
 reqs=$here/requirements.txt
 
 want=$(sha256sum <"$reqs" | cut -d' ' -f1)
-if [[ -f $stamp && "$(cat "$stamp")" == "$want" && -x $venv/bin/python && -d $tests ]]; then
+intel_icd=$root/vendors/intel/intel-cpu.icd
+if [[ -f $stamp && "$(cat "$stamp")" == "$want" && -x $venv/bin/python && -d $tests \
+      && -f $intel_icd ]]; then
   echo "setup_clients.sh: pyopencl venv up to date ($venv)"
   exit 0
 fi
@@ -48,5 +53,11 @@ rm -rf "$tests"
 mkdir -p "$tests"
 tar -xzf "$dl/pyopencl-$version.tar.gz" -C "$tests" --strip-components=1 \
   "pyopencl-$version/test" "pyopencl-$version/pyproject.toml"
+# libintelocl.so finds the libraries beside it (its RUNPATH is $ORIGIN): no
+# LD_LIBRARY_PATH, which would also put the wheel's own libOpenCL.so.1 first.
+intel_lib=$("$venv/bin/python" -c 'import sys; print(sys.prefix)')/lib/libintelocl.so
+[[ -f $intel_lib ]] || { echo "setup_clients.sh: $intel_lib missing after install" >&2; exit 1; }
+mkdir -p "$(dirname "$intel_icd")"
+echo "$intel_lib" >"$intel_icd"
 echo "$want" >"$stamp"
 echo "setup_clients.sh: pyopencl $version in $venv, its tests in $tests/test"

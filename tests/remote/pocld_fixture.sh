@@ -13,7 +13,9 @@
 #   pid:N instead of a state file: process N's (the test's own).
 # Env: POCLD_START_TIMEOUT (s, default 60), POCLD_STOP_TIMEOUT (s, default 10),
 #      POCLD_LOG_LEVEL (default info), POCLD_SERVED_DEVICES (the server's POCL_DEVICES,
-#      default pthread), POCLD_FIXTURE_BINARY (run this pocld instead of
+#      default pthread), POCLD_SERVED_VENDORS (the server's OCL_ICD_VENDORS, default
+#      BUILD_DIR/ocl-vendors: another ICD directory serves another vendor's platform),
+#      POCLD_FIXTURE_BINARY (run this pocld instead of
 #      POCLD_BINARY: tools/sanitize.sh's sanitized one, still serving BUILD_DIR's device).
 #      POCLD_EXTRA_ARGS: more pocld options, split on spaces (e.g. "--max-pending 64").
 set -euo pipefail
@@ -118,7 +120,7 @@ cmd_start() {
     # All three streams redirected: the daemon must not hold the caller's stdout/stderr
     # open (ctest waits for those pipes to close before it finishes the setup test).
     # env execs pocld, so $! is pocld's pid.
-    env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
+    env OCL_ICD_VENDORS="${POCLD_SERVED_VENDORS:-$build/ocl-vendors}" POCL_BUILDING=1 \
       POCL_DEVICES="${POCLD_SERVED_DEVICES:-pthread}" \
       "$pocld" --address 127.0.0.1 --port "$port" --log-level "$level" ${POCLD_EXTRA_ARGS:-} \
       </dev/null >"$logf" 2>&1 &

@@ -13,6 +13,7 @@
 #include "pocl_util.h"
 #include "pocl_remote_ext.h"
 #include "remote.h"
+#include "remote_params.h"
 
 static const char remote_device_name[] = "remote";
 
@@ -30,84 +31,6 @@ parse_version (const char *v)
   return major * 100 + minor * 10;
 }
 
-/* host[:port] of length hostport_len at params; IPv6 literals in
-   brackets.  The port defaults to def_port.  */
-static int
-parse_host_port (const char *params, size_t hostport_len, char *host,
-                 size_t host_size, uint16_t *port, uint16_t def_port)
-{
-  char *end = NULL;
-  const char *slash = params + hostport_len;
-  const char *hp = params, *colon = NULL;
-  size_t hlen = hostport_len;
-  if (hp[0] == '[')
-    {
-      const char *rb = memchr (hp, ']', hostport_len);
-      if (rb == NULL)
-        return -1;
-      hp++;
-      hlen = (size_t)(rb - hp);
-      if (rb + 1 < params + hostport_len && rb[1] == ':')
-        colon = rb + 1;
-    }
-  else
-    {
-      const char *c = memchr (hp, ':', hostport_len);
-      /* a bare IPv6 address has several colons and no port */
-      if (c
-          && memchr (c + 1, ':', hostport_len - (size_t)(c + 1 - hp)) == NULL)
-        {
-          colon = c;
-          hlen = (size_t)(c - hp);
-        }
-    }
-  if (hlen == 0 || hlen >= host_size)
-    return -1;
-  memcpy (host, hp, hlen);
-  host[hlen] = 0;
-
-  *port = def_port;
-  if (colon)
-    {
-      unsigned long p = strtoul (colon + 1, &end, 10);
-      if (p == 0 || p > 65533 || end != slash)
-        return -1;
-      *port = (uint16_t)p;
-    }
-  return 0;
-}
-
-/* host[:port]/device_index[#peer_host[:peer_port]].  peer_host is left
-   empty without a peer address.  */
-static int
-parse_parameters (const char *params, char *host, size_t host_size,
-                  uint16_t *port, uint32_t *device, char *peer_host,
-                  uint16_t *peer_port)
-{
-  const char *hash = strchr (params, '#');
-  const char *end_hp = hash ? hash : params + strlen (params);
-  const char *slash = NULL, *c;
-  for (c = params; c < end_hp; ++c)
-    if (*c == '/')
-      slash = c;
-  if (slash == NULL)
-    return -1;
-  char *end = NULL;
-  unsigned long idx = strtoul (slash + 1, &end, 10);
-  if (end == slash + 1 || (*end != 0 && *end != '#'))
-    return -1;
-  *device = (uint32_t)idx;
-  if (parse_host_port (params, (size_t)(slash - params), host, host_size,
-                       port, POCL_REMOTE_DEFAULT_PORT))
-    return -1;
-  peer_host[0] = 0;
-  if (*end == '#')
-    return parse_host_port (end + 1, strlen (end + 1), peer_host, host_size,
-                            peer_port,
-                            (uint16_t)(*port + POCL_REMOTE_PEER_PORT_OFFSET));
-  return 0;
-}
-
 static unsigned int
 pocl_remote_probe (struct pocl_device_ops *ops)
 {
@@ -122,11 +45,23 @@ pocl_remote_build_hash (cl_device_id device)
   return strdup (d && d->build_hash ? d->build_hash : "pocl-remote");
 }
 
+/* A mistake in the user's settings, said whatever POCL_DEBUG is: the
+   device is left out (patch 0104) and the application must learn why.  */
+static void
+config_error (unsigned j, const char *value, const char *why)
+{
+  fprintf (stderr,
+           "pocl-remote: POCL_REMOTE%u_PARAMETERS='%.300s': %s (expected "
+           "host[:port]/device_index[#peer_host[:peer_port]]); remote "
+           "device %u is left out\n",
+           j, value ? value : "", why, j);
+}
+
 static cl_int
 pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
 {
-  char host[256], peer_host[256];
-  uint16_t port, peer_port = 0;
+  pocl_remote_params pp;
+  const char *why;
   uint32_t index;
   cl_int err;
 
@@ -140,30 +75,31 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   dev->num_partition_types = 0;
   dev->device_side_printf = 0;
 
-  if (parameters == NULL
-      || parse_parameters (parameters, host, sizeof (host), &port, &index,
-                           peer_host, &peer_port))
+  why = pocl_remote_parse_parameters (parameters, &pp);
+  if (why != NULL)
     {
-      POCL_MSG_ERR ("remote: POCL_REMOTE%u_PARAMETERS must be "
-                    "host[:port]/device_index[#peer_address], got '%s'\n",
-                    j, parameters ? parameters : "(unset)");
+      config_error (j, parameters, why);
       return CL_INVALID_VALUE;
     }
+  index = pp.device;
 
   remote_device_data *d = calloc (1, sizeof (remote_device_data));
   if (d == NULL)
     return CL_OUT_OF_HOST_MEMORY;
+  pthread_mutex_init (&d->info_lock, NULL);
   dev->data = d;
   d->server_device = index;
-  d->server = pocl_remote_server_get (host, port,
-                                      peer_host[0] ? peer_host : NULL,
-                                      peer_port, &err);
+  d->server = pocl_remote_server_get (pp.host, pp.port,
+                                      pp.peer_host[0] ? pp.peer_host : NULL,
+                                      pp.peer_port, &err);
   if (err != CL_SUCCESS)
     return err;
   if (index >= d->server->num_devices)
     {
-      POCL_MSG_ERR ("remote: %s:%u has %u devices, no device %u\n", host, port,
-                    d->server->num_devices, index);
+      fprintf (stderr,
+               "pocl-remote: POCL_REMOTE%u_PARAMETERS: %s:%u has %u "
+               "devices, no device %u; remote device %u is left out\n",
+               j, pp.host, pp.port, d->server->num_devices, index, j);
       return CL_DEVICE_NOT_FOUND;
     }
 
@@ -186,7 +122,7 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
 
   char long_name[512];
   snprintf (long_name, sizeof (long_name), "%s (pocl-remote %s:%u/%u)",
-            name ? name : "device", host, port, index);
+            name ? name : "device", pp.host, pp.port, index);
   dev->long_name = strdup (long_name);
   dev->short_name = dev->long_name;
   d->build_hash = strdup (long_name);
@@ -234,53 +170,6 @@ pocl_remote_set_available (remote_server *s, cl_bool available)
         __atomic_store_n (&remote_devices[i]->available, available,
                           __ATOMIC_RELEASE);
     }
-}
-
-/* Answers what PoCL's generic code would get wrong for a remote device:
-   the server's own version strings.  */
-static cl_int
-pocl_remote_get_device_info_ext (cl_device_id dev, cl_device_info param,
-                                 size_t param_value_size, void *param_value,
-                                 size_t *param_value_size_ret)
-{
-  const char *s;
-  switch (param)
-    {
-    case CL_DEVICE_REMOTE_TRAFFIC_POCL:
-      {
-        remote_server *srv = ((remote_device_data *)dev->data)->server;
-        pocl_remote_traffic t;
-        t.bytes_sent = __atomic_load_n (&srv->bytes_sent, __ATOMIC_RELAXED);
-        t.bytes_received
-            = __atomic_load_n (&srv->bytes_received, __ATOMIC_RELAXED);
-        t.peer_bytes_received
-            = __atomic_load_n (&srv->peer_bytes, __ATOMIC_RELAXED);
-        POCL_RETURN_GETINFO (pocl_remote_traffic, t);
-      }
-    case CL_DEVICE_AVAILABLE:
-      {
-        /* false while the connection is down (patch 0102): commands are
-           still accepted then, and run once the session is resumed */
-        remote_server *srv = ((remote_device_data *)dev->data)->server;
-        cl_bool up = dev->available
-                     && !__atomic_load_n (&srv->down, __ATOMIC_ACQUIRE);
-        POCL_RETURN_GETINFO (cl_bool, up);
-      }
-    case CL_DEVICE_VERSION:
-      s = dev->version;
-      break;
-    case CL_DEVICE_OPENCL_C_VERSION:
-      s = ((remote_device_data *)dev->data)->opencl_c_version;
-      break;
-    default:
-      return dev->data ? pocl_remote_other_info (dev, param, param_value_size,
-                                                 param_value,
-                                                 param_value_size_ret)
-                       : CL_INVALID_VALUE;
-    }
-  if (dev->data == NULL || s == NULL)
-    return CL_INVALID_VALUE;
-  POCL_RETURN_GETINFO_STR (s);
 }
 
 /* The device's session died (its session process crashed in a vendor
@@ -528,7 +417,7 @@ pocl_remote_init_device_ops (struct pocl_device_ops *ops)
   ops->init = pocl_remote_init;
   ops->uninit = pocl_remote_uninit;
   ops->build_hash = pocl_remote_build_hash;
-  ops->get_device_info_ext = pocl_remote_get_device_info_ext;
+  ops->get_device_info_first = pocl_remote_get_device_info_first;
   ops->init_context = pocl_remote_init_context;
   ops->revive = pocl_remote_revive;
   ops->can_migrate_d2d = pocl_remote_can_migrate_d2d;

@@ -22,6 +22,8 @@
 /* Buckets of the in-flight command table; a power of two.  */
 #define REMOTE_EVENT_BUCKETS 1024
 #define REMOTE_FOREIGN_IDS 4
+/* vendors' queries a device remembers the server did not answer */
+#define POCL_REMOTE_MAX_ABSENT_INFO 32
 /* Default spin before blocking on a completion, machines of > 2 CPUs
    (pocl_remote_spin_ns): long enough for kernels of a few hundred us (on
    an H100, 400 instead of 50 here and in pocld took 36-72 us off each
@@ -180,11 +182,14 @@ typedef struct remote_device_data
   uint32_t server_device; /* device index on the server */
   uint32_t platform;      /* the server's platform index of the device */
   char *build_hash;
-  char *opencl_c_version; /* the server's CL_DEVICE_OPENCL_C_VERSION */
-  /* DEVICE_INFO entries PoCL has no field for (extensions' queries such as
-     CL_DEVICE_UUID_KHR), as received: answered from here */
-  char *other_info;
-  uint64_t other_info_len;
+  /* every DEVICE_INFO entry as received, clGetDeviceInfo's answers; grown
+     by queries asked later, under info_lock */
+  char *info;
+  uint64_t info_len;
+  pthread_mutex_t info_lock;
+  /* queries the server did not answer when asked */
+  cl_device_info absent[POCL_REMOTE_MAX_ABSENT_INFO];
+  unsigned num_absent;
 } remote_device_data;
 
 /* Per-command driver data, hung on cl_event->data.  */
@@ -478,15 +483,27 @@ void pocl_remote_connection_broken (remote_server *s);
 
 /* remote.c: CL_DEVICE_AVAILABLE of the server's devices */
 void pocl_remote_set_available (remote_server *s, cl_bool available);
-/* remote.c: the server's value of a device info PoCL keeps no field for */
 /* remote_devinfo.c: a DEVICE_INFO reply applied to the device (its name,
-   from CL_DEVICE_NAME, in *name), and the partitioning it offers.  */
+   from CL_DEVICE_NAME, in *name), the partitioning it offers, the server's
+   value of an entry, and the device op get_device_info_first.  */
 void pocl_remote_apply_device_info (cl_device_id dev, const char *p,
                                     uint64_t len, char **name);
 void pocl_remote_set_partitioning (cl_device_id dev);
-cl_int pocl_remote_other_info (cl_device_id dev, cl_device_info param,
-                               size_t param_value_size, void *param_value,
-                               size_t *param_value_size_ret);
+cl_int pocl_remote_server_info (cl_device_id dev, cl_device_info param,
+                                size_t param_value_size, void *param_value,
+                                size_t *param_value_size_ret);
+cl_int pocl_remote_get_device_info_first (cl_device_id dev,
+                                          cl_device_info param,
+                                          size_t param_value_size,
+                                          void *param_value,
+                                          size_t *param_value_size_ret);
+/* remote_features.c: what of the server's device is advertised */
+int pocl_remote_extension_served (const char *name, size_t len);
+char *pocl_remote_filter_extensions (const char *server);
+size_t pocl_remote_filter_name_versions (cl_name_version *a, size_t n,
+                                         int features);
+int pocl_remote_query_hidden (cl_device_info param);
+int pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param);
 /* remote_program.c: the server device's built-in kernels
    (CL_DEVICE_BUILT_IN_KERNELS and ..._WITH_VERSION) */
 void pocl_remote_setup_builtins (cl_device_id dev);

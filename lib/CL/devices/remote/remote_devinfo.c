@@ -1,12 +1,14 @@
 /* remote_devinfo.c - the device's properties as its server reports them
-   (DEVICE_INFO): the fields PoCL keeps, the image formats, the entries PoCL
-   has no field for (answered by get_device_info_ext), and the partitioning
-   the server's device offers.  */
+   (DEVICE_INFO): the fields PoCL keeps for its own checks, every entry as
+   received for clGetDeviceInfo (which the server's device answers, less
+   what remote_features.c hides), queries asked of the server when first
+   made, and the partitioning the server's device offers.  */
 
 #include <stddef.h>
 #include <string.h>
 
 #include "pocl_image_util.h"
+#include "pocl_remote_ext.h"
 #include "pocl_remote_pixel.h"
 #include "pocl_util.h"
 #include "remote.h"
@@ -229,13 +231,38 @@ store_image_formats (cl_device_id dev, uint32_t type, const char *v,
   dev->num_image_formats[idx] = n;
 }
 
-static void keep_other_info (cl_device_id dev, const char *entry, uint64_t n);
+static void keep_info (remote_device_data *d, const char *entry, uint64_t n);
+
+/* PoCL's own copies of the extension and feature lists (it checks them
+   itself, e.g. for command buffers) less what is not served.  */
+static void
+hide_unserved (cl_device_id dev)
+{
+  if (dev->extensions != NULL)
+    {
+      char *served = pocl_remote_filter_extensions (dev->extensions);
+      if (served != NULL)
+        {
+          free ((char *)dev->extensions);
+          dev->extensions = served;
+        }
+    }
+  if (dev->extensions_with_version != NULL)
+    dev->num_extensions_with_version = pocl_remote_filter_name_versions (
+        (cl_name_version *)dev->extensions_with_version,
+        dev->num_extensions_with_version, 0);
+  if (dev->opencl_features_with_version != NULL)
+    dev->num_opencl_features_with_version = pocl_remote_filter_name_versions (
+        (cl_name_version *)dev->opencl_features_with_version,
+        dev->num_opencl_features_with_version, 1);
+}
 
 /* Applies a DEVICE_INFO reply: entries of (param, size, value).  */
 void
 pocl_remote_apply_device_info (cl_device_id dev, const char *p, uint64_t len,
                                char **name)
 {
+  remote_device_data *d = (remote_device_data *)dev->data;
   uint64_t pos = 0;
   size_t i;
   while (pos + sizeof (pocl_remote_info_entry) <= len)
@@ -250,59 +277,67 @@ pocl_remote_apply_device_info (cl_device_id dev, const char *p, uint64_t len,
 
       if (e.param == CL_DEVICE_NAME)
         *name = dup_string (v, e.size);
-      else if (e.param == CL_DEVICE_OPENCL_C_VERSION)
-        ((remote_device_data *)dev->data)->opencl_c_version
-            = dup_string (v, e.size);
       else if (e.param == POCL_REMOTE_INFO_PLATFORM_INDEX && e.size == 4)
-        memcpy (&((remote_device_data *)dev->data)->platform, v, 4);
+        memcpy (&d->platform, v, 4);
       else if ((e.param & 0xFF000000u) == POCL_REMOTE_INFO_IMAGE_FORMATS (0))
         store_image_formats (dev, e.param & 0xFFFFFFu, v, e.size);
       else
-        {
-          for (i = 0; i < sizeof (info_fields) / sizeof (info_fields[0]);
-               ++i)
-            if (info_fields[i].param == e.param)
-              {
-                store_field (dev, &info_fields[i], v, e.size);
-                break;
-              }
-          if (i == sizeof (info_fields) / sizeof (info_fields[0]))
-            keep_other_info (dev, v - sizeof (e), sizeof (e) + e.size);
-        }
+        for (i = 0; i < sizeof (info_fields) / sizeof (info_fields[0]); ++i)
+          if (info_fields[i].param == e.param)
+            {
+              store_field (dev, &info_fields[i], v, e.size);
+              break;
+            }
+      if ((e.param & 0xFE000000u) != 0x7E000000u)
+        keep_info (d, v - sizeof (e), sizeof (e) + e.size);
     }
+  hide_unserved (dev);
 }
 
-/* An entry PoCL has no field for, kept for get_device_info_ext.  */
+/* An entry as received, for clGetDeviceInfo.  */
 static void
-keep_other_info (cl_device_id dev, const char *entry, uint64_t n)
+keep_info (remote_device_data *d, const char *entry, uint64_t n)
 {
-  remote_device_data *d = (remote_device_data *)dev->data;
-  char *grown = realloc (d->other_info, d->other_info_len + n);
+  char *grown = realloc (d->info, d->info_len + n);
   if (grown == NULL)
     return;
-  memcpy (grown + d->other_info_len, entry, n);
-  d->other_info = grown;
-  d->other_info_len += n;
+  memcpy (grown + d->info_len, entry, n);
+  d->info = grown;
+  d->info_len += n;
 }
 
-/* The server's value of an entry kept by keep_other_info.  */
-cl_int
-pocl_remote_other_info (cl_device_id dev, cl_device_info param,
-                        size_t param_value_size, void *param_value,
-                        size_t *param_value_size_ret)
+/* The server's entry for param, or NULL.  */
+static const char *
+find_info (remote_device_data *d, cl_device_info param, uint32_t *size)
 {
-  remote_device_data *d = (remote_device_data *)dev->data;
   uint64_t pos = 0;
-  while (d->other_info != NULL && pos < d->other_info_len)
+  while (d->info != NULL && pos + sizeof (pocl_remote_info_entry) <= d->info_len)
     {
       pocl_remote_info_entry e;
-      memcpy (&e, d->other_info + pos, sizeof (e));
+      memcpy (&e, d->info + pos, sizeof (e));
       pos += sizeof (e);
       if (e.param == param)
-        POCL_RETURN_GETINFO_SIZE ((size_t)e.size, d->other_info + pos);
+        {
+          *size = e.size;
+          return d->info + pos;
+        }
       pos += e.size;
     }
-  return CL_INVALID_VALUE;
+  return NULL;
+}
+
+/* The server's value of a DEVICE_INFO entry.  */
+cl_int
+pocl_remote_server_info (cl_device_id dev, cl_device_info param,
+                         size_t param_value_size, void *param_value,
+                         size_t *param_value_size_ret)
+{
+  remote_device_data *d = (remote_device_data *)dev->data;
+  uint32_t size = 0;
+  const char *v = find_info (d, param, &size);
+  if (v == NULL)
+    return CL_INVALID_VALUE;
+  POCL_RETURN_GETINFO_SIZE ((size_t)size, v);
 }
 
 /* Sub-devices: PoCL's core partitions a device equally or by counts of its
@@ -316,11 +351,11 @@ pocl_remote_set_partitioning (cl_device_id dev)
   cl_uint max_sub = 0;
   uint64_t server_props[8];
   size_t n = 0, i, k = 0;
-  if (pocl_remote_other_info (dev, CL_DEVICE_PARTITION_MAX_SUB_DEVICES,
+  if (pocl_remote_server_info (dev, CL_DEVICE_PARTITION_MAX_SUB_DEVICES,
                               sizeof (max_sub), &max_sub, NULL)
           != CL_SUCCESS
       || max_sub < 2 || used >= POCL_REMOTE_MAX_DEVICES
-      || pocl_remote_other_info (dev, CL_DEVICE_PARTITION_PROPERTIES,
+      || pocl_remote_server_info (dev, CL_DEVICE_PARTITION_PROPERTIES,
                                  sizeof (server_props), server_props, &n)
              != CL_SUCCESS)
     return;
@@ -333,4 +368,148 @@ pocl_remote_set_partitioning (cl_device_id dev)
   dev->max_sub_devices = max_sub;
   dev->partition_properties = props[used++];
   dev->num_partition_properties = k;
+}
+
+/* Queries answered from PoCL's own fields, which this driver set: what the
+   remote device implements itself rather than forwards (doc/device-info.md
+   says why for each).  */
+static const cl_device_info local_queries[] = {
+  CL_DEVICE_NAME,
+  CL_DEVICE_PLATFORM,
+  CL_DEVICE_PARENT_DEVICE,
+  CL_DEVICE_REFERENCE_COUNT,
+  CL_DEVICE_PARTITION_TYPE,
+  CL_DEVICE_PARTITION_MAX_SUB_DEVICES,
+  CL_DEVICE_PARTITION_PROPERTIES,
+  CL_DEVICE_PARTITION_AFFINITY_DOMAIN,
+  CL_DEVICE_EXTENSIONS,
+  CL_DEVICE_EXTENSIONS_WITH_VERSION,
+  CL_DEVICE_OPENCL_C_FEATURES,
+  CL_DEVICE_SVM_CAPABILITIES,
+  CL_DEVICE_QUEUE_ON_HOST_PROPERTIES,
+  CL_DEVICE_HOST_UNIFIED_MEMORY,
+  CL_DEVICE_EXECUTION_CAPABILITIES,
+  CL_DEVICE_BUILT_IN_KERNELS,
+  CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION,
+  CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
+  CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR,
+};
+
+/* clGetDeviceInfo's answer of `size` bytes at v.  */
+static cl_int
+pocl_remote_getinfo_bytes (const void *v, size_t size,
+                           size_t param_value_size, void *param_value,
+                           size_t *param_value_size_ret)
+{
+  POCL_RETURN_GETINFO_SIZE (size, v);
+}
+
+/* A query the first DEVICE_INFO did not answer, asked of the server once
+   (vendors' queries that this driver does not know); the answer, or its
+   absence, is kept.  Returns the entry, or NULL.  */
+static const char *
+ask_server (cl_device_id dev, cl_device_info param, uint32_t *size)
+{
+  remote_device_data *d = (remote_device_data *)dev->data;
+  remote_server *s = __atomic_load_n (&d->server, __ATOMIC_ACQUIRE);
+  pocl_remote_device_info req = { d->server_device, (uint32_t)param };
+  void *reply = NULL;
+  uint64_t reply_size = 0;
+  pocl_remote_info_entry e;
+  const char *v;
+  unsigned i;
+
+  for (i = 0; i < d->num_absent; ++i)
+    if (d->absent[i] == param)
+      return NULL;
+  if (s == NULL || param == 0
+      || pocl_remote_request (s, POCL_RMSG_DEVICE_INFO, &req, sizeof (req),
+                              NULL, 0, &reply, &reply_size)
+             != CL_SUCCESS)
+    {
+      free (reply);
+      return NULL;
+    }
+  if (reply_size >= sizeof (e))
+    {
+      memcpy (&e, reply, sizeof (e));
+      if (e.param == param && e.size <= reply_size - sizeof (e))
+        keep_info (d, reply, sizeof (e) + e.size);
+    }
+  free (reply);
+  v = find_info (d, param, size);
+  if (v == NULL && d->num_absent < POCL_REMOTE_MAX_ABSENT_INFO)
+    d->absent[d->num_absent++] = param;
+  return v;
+}
+
+/* The device op get_device_info_first (patch 0101): every query as the
+   server's device answers it, less what remote_features.c hides; PoCL's
+   fields for what this driver implements itself.  */
+cl_int
+pocl_remote_get_device_info_first (cl_device_id dev, cl_device_info param,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret)
+{
+  remote_device_data *d = (remote_device_data *)dev->data;
+  remote_server *srv;
+  const char *v;
+  uint32_t size = 0;
+  size_t i;
+  cl_int err;
+
+  switch (param)
+    {
+    case CL_DEVICE_REMOTE_TRAFFIC_POCL:
+      {
+        pocl_remote_traffic t;
+        srv = __atomic_load_n (&d->server, __ATOMIC_ACQUIRE);
+        t.bytes_sent = __atomic_load_n (&srv->bytes_sent, __ATOMIC_RELAXED);
+        t.bytes_received
+            = __atomic_load_n (&srv->bytes_received, __ATOMIC_RELAXED);
+        t.peer_bytes_received
+            = __atomic_load_n (&srv->peer_bytes, __ATOMIC_RELAXED);
+        POCL_RETURN_GETINFO (pocl_remote_traffic, t);
+      }
+    case CL_DEVICE_AVAILABLE:
+      {
+        /* false while the connection is down: commands are still accepted
+           then, and run once the session is resumed */
+        srv = __atomic_load_n (&d->server, __ATOMIC_ACQUIRE);
+        cl_bool up = dev->available
+                     && !__atomic_load_n (&srv->down, __ATOMIC_ACQUIRE);
+        POCL_RETURN_GETINFO (cl_bool, up);
+      }
+    }
+  for (i = 0; i < sizeof (local_queries) / sizeof (local_queries[0]); ++i)
+    if (local_queries[i] == param)
+      return POCL_DEVICE_INFO_GENERIC;
+  if (pocl_remote_query_hidden (param))
+    return CL_INVALID_VALUE;
+
+  pthread_mutex_lock (&d->info_lock);
+  v = find_info (d, param, &size);
+  if (v == NULL)
+    v = ask_server (dev, param, &size);
+  if (v == NULL)
+    err = CL_INVALID_VALUE;
+  else if (param == CL_DEVICE_IL_VERSION)
+    err = pocl_remote_getinfo_bytes ("", 1, param_value_size, param_value,
+                                     param_value_size_ret);
+  else if (param == CL_DEVICE_ILS_WITH_VERSION)
+    err = pocl_remote_getinfo_bytes ("", 0, param_value_size, param_value,
+                                     param_value_size_ret);
+  else if (pocl_remote_query_zeroed (dev, param))
+    {
+      char zero[16] = { 0 };
+      err = size <= sizeof (zero)
+                ? pocl_remote_getinfo_bytes (zero, size, param_value_size,
+                                             param_value, param_value_size_ret)
+                : CL_INVALID_VALUE;
+    }
+  else
+    err = pocl_remote_getinfo_bytes (v, size, param_value_size, param_value,
+                                     param_value_size_ret);
+  pthread_mutex_unlock (&d->info_lock);
+  return err;
 }

@@ -389,13 +389,13 @@ pocl_remote_setup_builtins (cl_device_id dev)
   const char *c;
   dev->builtin_kernel_list = NULL;
   dev->num_builtin_kernels = 0;
-  if (pocl_remote_other_info (dev, CL_DEVICE_BUILT_IN_KERNELS, 0, NULL, &size)
+  if (pocl_remote_server_info (dev, CL_DEVICE_BUILT_IN_KERNELS, 0, NULL, &size)
           != CL_SUCCESS
       || size == 0)
     return;
   char *list = malloc (size + 1);
   if (list == NULL
-      || pocl_remote_other_info (dev, CL_DEVICE_BUILT_IN_KERNELS, size, list,
+      || pocl_remote_server_info (dev, CL_DEVICE_BUILT_IN_KERNELS, size, list,
                                  NULL)
              != CL_SUCCESS)
     {

@@ -252,7 +252,7 @@ void
 pocl_remote_svm_setup (cl_device_id dev)
 {
   cl_device_svm_capabilities server = 0;
-  pocl_remote_other_info (dev, CL_DEVICE_SVM_CAPABILITIES, sizeof (server),
+  pocl_remote_server_info (dev, CL_DEVICE_SVM_CAPABILITIES, sizeof (server),
                           &server, NULL);
   /* never atomics: host and server copies are not one memory */
   dev->svm_caps = 0;

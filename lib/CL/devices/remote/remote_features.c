@@ -1,0 +1,217 @@
+/* remote_features.c - what of its server's device the remote device
+   advertises: the extensions and optional features it serves, and the
+   queries that belong to those it hides (doc/device-info.md).
+
+   Served are extensions that the server's compiler alone implements (kernel
+   language: atomics, subgroup functions, fp64), those that add only device
+   queries (forwarded like every query), and those whose API PoCL's core or
+   this driver implements for every device.  Any other extension, a vendor's
+   new one included, is hidden until it is forwarded: an application must
+   never take an advertised extension for one it can use.  */
+
+#include <string.h>
+
+#include "pocl_util.h"
+#include "remote.h"
+
+/* Served by name; an entry ending in '*' is a prefix.  */
+static const char *const served_extensions[] = {
+  /* kernel language, compiled on the server */
+  "cl_khr_byte_addressable_store",
+  "cl_khr_global_int32_base_atomics",
+  "cl_khr_global_int32_extended_atomics",
+  "cl_khr_local_int32_base_atomics",
+  "cl_khr_local_int32_extended_atomics",
+  "cl_khr_int64_base_atomics",
+  "cl_khr_int64_extended_atomics",
+  "cl_khr_3d_image_writes",
+  "cl_khr_depth_images",
+  "cl_khr_srgb_image_writes",
+  "cl_khr_fp16",
+  "cl_khr_fp64",
+  "cl_khr_extended_bit_ops",
+  "cl_khr_integer_dot_product",
+  "cl_khr_kernel_clock",
+  "cl_khr_expect_assume",
+  "cl_khr_extended_async_copies",
+  "cl_khr_work_group_uniform_arithmetic",
+  "cl_khr_subgroup_*",
+  "cl_ext_float_atomics",
+  "cl_ext_cxx_for_opencl",
+  "cl_intel_bfloat16*",
+  "cl_intel_subgroups",
+  "cl_intel_subgroups_char",
+  "cl_intel_subgroups_short",
+  "cl_intel_subgroups_long",
+  "cl_intel_subgroup_local_block_io",
+  "cl_intel_vec_len_hint",
+  "cl_nv_compiler_options",
+  "cl_nv_pragma_unroll",
+  /* device queries only */
+  "cl_khr_device_uuid",
+  "cl_khr_pci_bus_info",
+  "cl_intel_device_attribute_query",
+  "cl_nv_device_attribute_query",
+  /* API in PoCL's core or this driver */
+  "cl_khr_icd",
+  "cl_khr_command_buffer",
+  "cl_pocl_content_size",
+};
+
+/* Queries that belong to extensions the remote device hides (when the
+   server offers them): answered as by a device without the extension.  */
+static const cl_device_info hidden_queries[] = {
+  /* cl_intel_unified_shared_memory */
+  0x4190, 0x4191, 0x4192, 0x4193, 0x4194,
+  /* cl_khr_spir: CL_DEVICE_SPIR_VERSIONS */
+  0x40E0,
+  /* cl_khr_command_buffer_mutable_dispatch */
+  0x12B0,
+  /* cl_khr_spirv_queries */
+  0x12B9, 0x12BA, 0x12BB,
+  /* cl_khr_external_semaphore, cl_khr_external_memory, cl_khr_semaphore */
+  0x204C, 0x204D, 0x204E, 0x204F, 0x2052, 0x2053,
+  /* cl_intel_required_subgroup_size: CL_DEVICE_SUB_GROUP_SIZES_INTEL */
+  0x4108,
+  /* cl_khr_terminate_context: CL_DEVICE_TERMINATE_CAPABILITY_KHR */
+  0x2031,
+};
+
+int
+pocl_remote_extension_served (const char *name, size_t len)
+{
+  size_t i;
+  for (i = 0; i < sizeof (served_extensions) / sizeof (served_extensions[0]);
+       ++i)
+    {
+      const char *s = served_extensions[i];
+      size_t n = strlen (s);
+      if (s[n - 1] == '*' ? len >= n - 1 && memcmp (name, s, n - 1) == 0
+                          : len == n && memcmp (name, s, n) == 0)
+        return 1;
+    }
+  return 0;
+}
+
+/* The server's space-separated list less what is not served.  */
+char *
+pocl_remote_filter_extensions (const char *server)
+{
+  size_t len = strlen (server);
+  char *out = malloc (len + 1);
+  const char *p = server;
+  size_t o = 0;
+  if (out == NULL)
+    return NULL;
+  while (*p)
+    {
+      const char *gap = p, *e;
+      while (*p == ' ')
+        ++p;
+      e = p;
+      while (*e && *e != ' ')
+        ++e;
+      /* the server's own separators, so that a list with nothing hidden
+         reads exactly as the server's */
+      if (e > p && pocl_remote_extension_served (p, (size_t)(e - p)))
+        {
+          if (o > 0)
+            {
+              memcpy (out + o, gap, (size_t)(p - gap));
+              o += (size_t)(p - gap);
+            }
+          memcpy (out + o, p, (size_t)(e - p));
+          o += (size_t)(e - p);
+        }
+      else if (e > p)
+        POCL_MSG_PRINT_INFO ("remote: extension %.*s of the server's device "
+                             "is not served, hidden\n",
+                             (int)(e - p), p);
+      p = e;
+    }
+  out[o] = 0;
+  return out;
+}
+
+/* OpenCL C features less those that need an API this driver does not
+   forward: pipes (clCreatePipe's objects) and device-side enqueue
+   (on-device queues).  Vendors list extensions among them too.  */
+static int
+feature_served (const char *name)
+{
+  if (strncmp (name, "cl_", 3) == 0)
+    return pocl_remote_extension_served (
+        name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE));
+  return strcmp (name, "__opencl_c_pipes") != 0
+         && strcmp (name, "__opencl_c_device_enqueue") != 0;
+}
+
+static int
+extension_version_served (const char *name)
+{
+  return pocl_remote_extension_served (
+      name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE));
+}
+
+/* Drops the entries of a cl_name_version array that `keep` refuses, in
+   place; returns the new count.  */
+size_t
+pocl_remote_filter_name_versions (cl_name_version *a, size_t n, int features)
+{
+  size_t i, k = 0;
+  for (i = 0; i < n; ++i)
+    {
+      a[i].name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = 0;
+      if (features ? feature_served (a[i].name)
+                   : extension_version_served (a[i].name))
+        a[k++] = a[i];
+    }
+  return k;
+}
+
+int
+pocl_remote_query_hidden (cl_device_info param)
+{
+  size_t i;
+  for (i = 0; i < sizeof (hidden_queries) / sizeof (hidden_queries[0]); ++i)
+    if (hidden_queries[i] == param)
+      return 1;
+  return 0;
+}
+
+/* A core query whose server answer describes a feature the remote device
+   hides: the answer of a device without it, in *value (zero bytes of the
+   server's size for numbers, an empty string or array).  Returns 0 for other
+   queries.  */
+int
+pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param)
+{
+  switch (param)
+    {
+    /* pipes and device-side enqueue: see feature_served */
+    case CL_DEVICE_PIPE_SUPPORT:
+    case CL_DEVICE_MAX_PIPE_ARGS:
+    case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS:
+    case CL_DEVICE_PIPE_MAX_PACKET_SIZE:
+    case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
+    case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
+    case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE:
+    case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE:
+    case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
+    case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
+    /* SPIR-V and SPIR: programs are sent as source or as this driver's
+       binaries */
+    case CL_DEVICE_IL_VERSION:
+    case CL_DEVICE_ILS_WITH_VERSION:
+      return 1;
+    /* images from buffers other than 1D buffer images are not forwarded:
+       OpenCL 3.0 asks for 0 without cl_khr_image2d_from_buffer */
+    case CL_DEVICE_IMAGE_PITCH_ALIGNMENT:
+    case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
+      return dev->extensions == NULL
+             || strstr (dev->extensions, "cl_khr_image2d_from_buffer")
+                    == NULL;
+    default:
+      return 0;
+    }
+}
