@@ -363,6 +363,12 @@ bool Session::free_object(const Msg &m)
     if (auto it = queues_.find(id); it != queues_.end()) {
       dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), &it->second),
                    dirty_.end());
+      // The client frees a queue once all its commands completed, but the
+      // runtime may still be tearing them down: Intel's OpenCL CPU runtime
+      // then destroys the queue in its own worker thread, which waits for
+      // itself (test_events over it hung so).  As an application does:
+      // finish, then release.
+      clFinish(it->second.q);
       clReleaseCommandQueue(it->second.q);
       queues_.erase(it);
       found = true;
