@@ -27,7 +27,9 @@ static const char *src
       "    { p->out = p->value * 3u + (uint)n; sum += p->value; }\n"
       "  result[0] = sum; result[1] = n; }\n"
       "__kernel void twice (__global uint *a) {\n"
-      "  a[get_global_id (0)] *= 2u; }\n";
+      "  a[get_global_id (0)] *= 2u; }\n"
+      "__kernel void even_bytes (__global uchar *a) {\n"
+      "  size_t i = get_global_id (0); if (i % 2 == 0) a[i] = (uchar)(i % 251); }\n";
 
 typedef struct node
 {
@@ -188,8 +190,35 @@ test_fine (void)
             i, v[i], i < N / 2 ? i * 16 : 12345u);
   clReleaseKernel (k);
   clSVMFree (ctx, v);
+  /* byte by byte, interleaved: the kernel writes the even bytes while the
+     host writes the odd ones (OpenCL-CTS test_svm svm_byte_granularity) */
+  enum
+  {
+    B = 4096
+  };
+  unsigned char *bytes = svm_alloc (f, B);
+  memset (bytes, 0xEE, B);
+  k = create_kernel (prog, "even_bytes");
+  CHECK (clSetKernelArgSVMPointer (k, 0, bytes));
+  g = B;
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+  CHECK (clFlush (q));
+  for (uint32_t i = 1; i < B; i += 2)
+    bytes[i] = (unsigned char)(i % 241);
+  CHECK (clFinish (q));
+  for (uint32_t i = 0; i < B; ++i)
+    if (bytes[i] != (i % 2 == 0 ? i % 251 : i % 241))
+      {
+        fail ("the kernel on the even bytes, the host on the odd ones: byte "
+              "%u is %u, expected %u",
+              i, bytes[i], i % 2 == 0 ? i % 251 : i % 241);
+        break;
+      }
+  clReleaseKernel (k);
+  clSVMFree (ctx, bytes);
   note ("fine-grained: the same list without maps, twice; three kernels in "
-        "a row; the host writing one half while a kernel writes the other");
+        "a row; the host writing one half while a kernel writes the other; "
+        "the host and a kernel writing interleaved bytes");
 }
 
 static void

@@ -63,6 +63,10 @@ struct remote_svm_op
   uint64_t count;
   pocl_remote_svm_sync *regions; /* SCATTER */
   char *staging;
+  /* SCATTER: the launch's payload, whose regions' bytes are what the
+     kernel started from */
+  char *sent;
+  size_t sent_table;
   _cl_command_svm_free free_cmd; /* FREE: svm_pointers copied */
   cl_context context;
 };
@@ -340,11 +344,11 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
   re->partial = 1;
   re->svm = op;
   b->cmd.flags |= POCL_RCMD_SVM;
+  op->sent = packed;
+  op->sent_table = table;
   struct iovec iov[3] = { iov2[0], iov2[1], { packed, table + total } };
-  int r = pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, b, sizeof (*b),
-                            iov, 3);
-  free (packed);
-  return r;
+  return pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, b, sizeof (*b),
+                           iov, 3);
 }
 
 static int
@@ -518,6 +522,25 @@ free_pointers (struct remote_svm_op *op)
     POname (clSVMFree) (ctx, op->free_cmd.svm_pointers[i]);
 }
 
+/* Copies [from, from + n) of a run into the host copy at dst, byte by byte
+   only where the kernel changed it: pocld merges runs a few bytes apart, and
+   the host may have written the bytes between them meanwhile (fine-grained
+   SVM is byte-granular: OpenCL-CTS test_svm svm_byte_granularity).  */
+static void
+merge_run (char *dst, const char *from, const char *started, uint64_t n)
+{
+  uint64_t k = 0, run;
+  while (k < n)
+    {
+      for (; k < n && from[k] == started[k]; ++k)
+        ;
+      for (run = k; run < n && from[run] != started[run]; ++run)
+        ;
+      memcpy (dst + k, from + k, run - k);
+      k = run;
+    }
+}
+
 /* Copies the runs of bytes a kernel changed into the host copies: offsets
    count through the regions one after the other.  The host's own writes
    to other bytes meanwhile stand.  */
@@ -542,8 +565,10 @@ apply_changes (struct remote_svm_op *op)
           if (off < base + rs)
             {
               uint64_t n = base + rs - off < len ? base + rs - off : len;
-              memcpy ((char *)(uintptr_t)op->regions[i].address + (off - base),
-                      op->staging + at + (off - h[0]), n);
+              merge_run ((char *)(uintptr_t)op->regions[i].address
+                             + (off - base),
+                         op->staging + at + (off - h[0]),
+                         op->sent + op->sent_table + off, n);
               off += n;
               len -= n;
             }
@@ -586,6 +611,7 @@ pocl_remote_svm_done (remote_event *re, cl_int status)
     re->dst = NULL;
   free (op->regions);
   free (op->staging);
+  free (op->sent);
   free (op->free_cmd.svm_pointers);
   free (op);
 }
