@@ -502,7 +502,12 @@ bool Session::build_program(const Decoded &msg)
     log = get_string([&](size_t n, void *v, size_t *r) {
       return clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, n, v, r);
     });
-    // Compiled objects have no kernels; only executables are described.
+    // Compiled objects and libraries have no kernels; only executables are
+    // described (Intel's OpenCL CPU runtime crashes in
+    // clCreateKernelsInProgram on a library).
+    cl_program_binary_type bt = CL_PROGRAM_BINARY_TYPE_NONE;
+    clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BINARY_TYPE, sizeof bt, &bt,
+                          nullptr);
     cl_uint nk = 0;
     if (err == CL_SUCCESS && c.kind == POCL_REMOTE_BUILD_BUILTIN) {
       // In the order of the names, as a local PoCL lists them.
@@ -522,6 +527,7 @@ bool Session::build_program(const Decoded &msg)
       }
     } else if (err == CL_SUCCESS && c.kind != POCL_REMOTE_BUILD_COMPILE &&
         c.kind != POCL_REMOTE_BUILD_LOAD &&
+        bt == CL_PROGRAM_BINARY_TYPE_EXECUTABLE &&
         clCreateKernelsInProgram(prog, 0, nullptr, &nk) == CL_SUCCESS &&
         nk > 0 && nk <= POCL_REMOTE_MAX_KERNELS) {
       std::vector<cl_kernel> ks(nk);

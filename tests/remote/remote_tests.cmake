@@ -197,6 +197,42 @@ if(ENABLE_HOST_CPU_DEVICES)
   remote_and_local(svm 300)
   # Built-in kernels (clCreateProgramWithBuiltInKernels) as on the device.
   remote_and_local(builtin_kernels 300)
+
+  # The same programs over a second vendor: the fixture "pocld_intel" serves Intel's
+  # OpenCL CPU runtime (installed by tests/clients/setup_clients.sh, skipped without
+  # it); remote/<prog>_intel runs through it, remote/<prog>_intel_local on that
+  # runtime directly. Left out (doc/conformance.md, Intel's OpenCL CPU runtime):
+  # event_status and builtin_kernels crash in the runtime itself, locally too.
+  get_filename_component(REMOTE_BUILD_ROOT "${CMAKE_BINARY_DIR}/.." ABSOLUTE)
+  set(INTEL_VENDORS "${REMOTE_BUILD_ROOT}/vendors/intel")
+  set(STATE_INTEL "${CMAKE_CURRENT_BINARY_DIR}/pocld_intel.state")
+  add_test(NAME remote/pocld_intel_start
+    COMMAND sh -c "[ -f \"$0/intel-cpu.icd\" ] || { echo \"no $0/intel-cpu.icd: skipped\"; exit 77; }; POCLD_SERVED_VENDORS=\"$0\" exec \"$1\" start \"$2\" \"$3\" \"$4\""
+            "${INTEL_VENDORS}" "${FIXTURE}" "${STATE_INTEL}" "$<TARGET_FILE:pocld>"
+            "${CMAKE_BINARY_DIR}")
+  add_test(NAME remote/pocld_intel_stop COMMAND "${FIXTURE}" stop "${STATE_INTEL}")
+  set_tests_properties(remote/pocld_intel_start PROPERTIES
+    LABELS "remote" TIMEOUT 120 SKIP_RETURN_CODE 77 FIXTURES_SETUP pocld_intel)
+  set_tests_properties(remote/pocld_intel_stop PROPERTIES
+    LABELS "remote" TIMEOUT 60 FIXTURES_CLEANUP pocld_intel)
+  foreach(prog program_binaries program_includes svm api_buffers api_programs
+               mem_objects api_events)
+    add_test(NAME remote/${prog}_intel
+      COMMAND "${RUN_REMOTE}" "${STATE_INTEL}" "${CMAKE_BINARY_DIR}"
+              $<TARGET_FILE:remote_test_${prog}>)
+    set_tests_properties(remote/${prog}_intel PROPERTIES LABELS "remote"
+      FIXTURES_REQUIRED pocld_intel TIMEOUT 720 FAIL_REGULAR_EXPRESSION "${prog}: FAIL")
+    # mem_objects and api_events fail on the runtime itself (an error code and a
+    # kernel behind a failed user event, doc/conformance.md): through remote only.
+    if(NOT prog MATCHES "^(mem_objects|api_events)$")
+      add_test(NAME remote/${prog}_intel_local
+        COMMAND $<TARGET_FILE:remote_test_${prog}> local)
+      set_tests_properties(remote/${prog}_intel_local PROPERTIES LABELS "remote"
+        FIXTURES_REQUIRED pocld_intel TIMEOUT 720
+        ENVIRONMENT "OCL_ICD_VENDORS=${INTEL_VENDORS}"
+        FAIL_REGULAR_EXPRESSION "${prog}: FAIL")
+    endif()
+  endforeach()
   # ... two of them again through the completion path of NVIDIA servers (pocld's
   # waiter thread and commands without native events), on a pocld of its own.
   add_test(NAME remote/waiter
