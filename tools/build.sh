@@ -10,6 +10,9 @@
 #                           $BUILD_DIR/thin-asan or thin-tsan (tools/sanitize.sh runs the tests)
 # Env: BUILD_DIR (default <repo>/build), POCL_TARBALL (default /usr/src/pocl.tar.xz),
 #      JOBS (default nproc), EXTRA_CMAKE_ARGS (more -D settings).
+# Output: one line per phase and ninja's progress in tenths; the full output of CMake and
+# ninja goes to $BUILD_DIR/logs/<build>-configure.log and <build>-build.log (named last).
+# On failure: the errors (ninja's FAILED steps, CMake's errors) and the log's path.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +28,7 @@ for arg in "$@"; do
     --thin) thin=1 ;;
     --sanitize=asan|--sanitize=tsan) thin=1 sanitize=${arg#--sanitize=} ;;
     --package) thin=1 package=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -34,6 +37,9 @@ mkdir -p "$build_root"
 build_root=$(cd "$build_root" && pwd)
 src=$build_root/src/pocl
 stamp=$build_root/src/pocl.stamp
+logs=$build_root/logs
+mkdir -p "$logs"
+written=()   # the logs this run wrote, named at the end
 
 # Our directories, symlinked into the unpacked upstream tree (relative to the repo root).
 our_dirs=(lib/CL/devices/remote lib/CL/devices/custom lib/CL/devices/stream lib/CL/devices/hevc pocld protocol tests/remote examples/remote)
@@ -63,10 +69,18 @@ if [[ ! -f $stamp || "$(cat "$stamp")" != "$want_stamp" || ! -d $src ]]; then
   tar -xJf "$tarball" -C "$build_root/src/unpack.tmp"
   mv "$build_root/src/unpack.tmp/pocl" "$src"
   rmdir "$build_root/src/unpack.tmp"
+  patch_log=$logs/patches.log
+  echo "build.sh: applying ${#patches[@]} patches (log: $patch_log)"
+  : >"$patch_log"
   for p in "${patches[@]}"; do
-    echo "build.sh: applying $(basename "$p")"
-    patch -p1 --forward --quiet -d "$src" <"$p"
+    echo "== $(basename "$p")" >>"$patch_log"
+    if ! patch -p1 --forward --quiet -d "$src" <"$p" >>"$patch_log" 2>&1; then
+      sed -n "/^== $(basename "$p")\$/,\$p" "$patch_log" | tail -n 40 >&2
+      echo "build.sh: FAILED: $(basename "$p") does not apply (log: $patch_log)" >&2
+      exit 1
+    fi
   done
+  written+=("$patch_log")
   echo "$want_stamp" >"$stamp"
 fi
 
@@ -133,17 +147,98 @@ fi
 read -r -a extra <<<"${EXTRA_CMAKE_ARGS:-}"
 args=("${common[@]}" "${config[@]}" "${extra[@]}")
 
+name=$(basename "$bdir")
+configure_log=$logs/$name-configure.log
+build_log=$logs/$name-build.log
+
+# CMake's errors, or the log's last lines.
+cmake_errors() {
+  local out
+  out=$(awk '/CMake Error/ { found = 1 } found' "$1" | head -n 40)
+  [[ -n $out ]] || out=$(tail -n 40 "$1")
+  printf '%s\n' "$out"
+}
+
+# What ninja's failed steps said, without their compiler warnings (upstream's -Wconversion
+# against LLVM's headers makes hundreds per file): each FAILED step with its errors, their
+# source lines and notes, and any other output (linker, CMake errors, ...), at most 60
+# lines. Where that finds nothing more than the FAILED lines (CMake re-run by ninja prints
+# before its FAILED line): CMake's errors, or the log's last lines.
+ninja_errors() {
+  local out
+  out=$(awk '
+    /^FAILED: / { failed = 1; cmd = 1; show = 1; print; next }
+    /^\[[0-9]+\/[0-9]+\] / || /^ninja: / { failed = 0; next }
+    !failed { next }
+    cmd { cmd = 0; next }                      # the command line: in the log
+    /^In file included from|^ +from |: In( member| static member)? function|: In (constructor|destructor|instantiation|lambda)|: At global scope| required from |^-- / { next }
+    /^ / || /: note:/ { if (show) print; next }  # source lines and notes of the last message
+    /: (fatal )?error|[Ee]rror:|CMake Error|undefined reference|multiple definition/ {
+      show = 1; print; next }
+    /: warning:/ { show = 0; next }
+    { print }
+  ' "$1" | head -n 60)
+  awk '!/^FAILED: / && NF { found = 1 } END { exit !found }' <<<"$out" || out=$(cmake_errors "$1")
+  printf '%s\n' "$out"
+  stopped=$(grep -E '^ninja: (build stopped|error)' "$1" | tail -n 1)
+  [[ -z $stopped || $out == *"$stopped"* ]] || printf '%s\n' "$stopped"
+}
+
 # Configure only when the arguments changed (or first time); otherwise ninja itself
 # re-runs cmake when a CMakeLists.txt changed, and an unchanged tree builds in seconds.
 cfg_stamp=$bdir/build-sh.args
 if [[ ! -f $bdir/build.ninja || ! -f $cfg_stamp || "$(cat "$cfg_stamp")" != "${args[*]}" ]]; then
-  echo "build.sh: configuring $bdir"
+  echo "build.sh: configuring $bdir (log: $configure_log)"
   rm -f "$cfg_stamp"
   mkdir -p "$bdir"
   # From inside $bdir: PoCL's configure checks drop compile_test_* files into the cwd.
-  (cd "$bdir" && cmake -S "$src" -B "$bdir" "${args[@]}")
+  if ! (cd "$bdir" && cmake -S "$src" -B "$bdir" "${args[@]}") >"$configure_log" 2>&1; then
+    cmake_errors "$configure_log" >&2
+    echo "build.sh: FAILED: configuring $bdir (log: $configure_log)" >&2
+    exit 1
+  fi
   echo "${args[*]}" >"$cfg_stamp"
+  written+=("$configure_log")
 fi
-echo "build.sh: building $bdir with $jobs jobs"
-ninja -C "$bdir" -j"$jobs"
-echo "build.sh: done: $bdir"
+
+echo "build.sh: building $bdir with $jobs jobs (log: $build_log)"
+# Progress from ninja's "[finished/total] " status lines (one a step, ninja's output not
+# being a terminal): the number of steps, then every tenth done. A run with nothing to do
+# leaves the log of the last one that did something (its warnings, say).
+new_log=$build_log.new
+rc=0
+{ echo "# build.sh, $(date '+%F %T'): ninja -C $bdir -j$jobs"
+  NINJA_STATUS='[%f/%t] ' ninja -C "$bdir" -j"$jobs" 2>&1; } | tee "$new_log" | awk '
+  function say(s) { print "build.sh: " s; fflush() }
+  /^\[[0-9]+\/[0-9]+\] / {
+    if (/Re-running CMake/) { say("CMake re-runs (a CMakeLists.txt changed)"); started = 0; next }
+    if (/Re-checking globbed directories/) next
+    match($0, /^\[[0-9]+\/[0-9]+\]/)
+    split(substr($0, 2, RLENGTH - 2), a, "/")
+    done = a[1] + 0; total = a[2] + 0
+    if (!started) { started = 1; tenth = 0; say(total " steps to run") }
+    if (total > 0 && int(done * 10 / total) > tenth) {
+      tenth = int(done * 10 / total)
+      say(sprintf("%3d%% (%d/%d)", int(done * 100 / total), done, total))
+    }
+    next
+  }
+  /^ninja: no work to do/ { say("up to date") }
+' || rc=$?
+if [[ $rc == 0 && -f $build_log ]] && grep -qx 'ninja: no work to do.' "$new_log"; then
+  rm -f "$new_log"
+  echo "build.sh: done: $bdir"
+  echo "build.sh: logs: ${written[*]}${written[*]:+ }$build_log (the last build that ran)"
+  exit 0
+fi
+mv -f "$new_log" "$build_log"
+if [[ $rc != 0 ]]; then
+  ninja_errors "$build_log" >&2
+  echo "build.sh: FAILED: building $bdir (log: $build_log)" >&2
+  exit "$rc"
+fi
+warnings=$(grep -c ': warning: ' "$build_log" || true)
+if [[ $warnings == 0 ]]; then warnings=; else warnings=" ($warnings compiler warnings)"; fi
+echo "build.sh: done: $bdir$warnings"
+written+=("$build_log")
+echo "build.sh: logs: ${written[*]}"
