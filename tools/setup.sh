@@ -5,16 +5,21 @@
 #   tools/setup.sh --thin   thin build: remote client + pocld only, no LLVM (also Ubuntu 24.04)
 # The full build also gets the real OpenCL clients that tests/clients runs (label "clients"):
 # Debian's clblast-tests and clpeak, and pyopencl in a venv under $BUILD_DIR (PyPI).
+# apt-get's output goes to $BUILD_DIR/logs/setup.log (default <repo>/build); on failure
+# its last lines are printed.
 set -euo pipefail
 
 thin=0
 for arg in "$@"; do
   case "$arg" in
     --thin) thin=1 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_root=${BUILD_DIR:-$repo/build}
+log=$build_root/logs/setup.log
 
 # Common to both builds: compiler, build tools, ICD loader, tools used by the scripts/tests.
 # libssl-dev: HMAC for pre-shared keys (doc/security.md); libucx-dev: bulk payloads over UCX
@@ -54,18 +59,36 @@ not_installed() {
 sudo=()
 if [[ $(id -u) != 0 ]]; then sudo=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
+# apt-get's output into the log, which a run that installs nothing leaves alone.
+log_started=0
+logged() {
+  if [[ $log_started == 0 ]]; then
+    mkdir -p "$(dirname "$log")"
+    : >"$log"
+    log_started=1
+  fi
+  echo "# $*" >>"$log"
+  "$@" >>"$log" 2>&1
+}
 updated=0
 apt_install() {
-  if [[ $updated == 0 ]]; then "${sudo[@]}" apt-get update; updated=1; fi
-  "${sudo[@]}" apt-get install -y --no-install-recommends "$@"
+  if [[ $updated == 0 ]]; then
+    logged "${sudo[@]}" apt-get update || return
+    updated=1
+  fi
+  logged "${sudo[@]}" apt-get install -y --no-install-recommends "$@"
 }
 
 mapfile -t missing < <(not_installed "${pkgs[@]}")
 if [[ ${#missing[@]} == 0 ]]; then
   echo "setup.sh: all ${#pkgs[@]} packages already installed"
 else
-  echo "setup.sh: installing: ${missing[*]}"
-  apt_install "${missing[@]}"
+  echo "setup.sh: installing: ${missing[*]} (log: $log)"
+  if ! apt_install "${missing[@]}"; then
+    tail -n 40 "$log" >&2
+    echo "setup.sh: FAILED: installing ${missing[*]} (log: $log)" >&2
+    exit 1
+  fi
 fi
 
 # The clients are not needed to build or to run the other tests: if one cannot be
@@ -73,11 +96,12 @@ fi
 if [[ ${#client_pkgs[@]} != 0 ]]; then
   mapfile -t missing < <(not_installed "${client_pkgs[@]}")
   if [[ ${#missing[@]} != 0 ]]; then
-    echo "setup.sh: installing the clients' packages: ${missing[*]}"
-    apt_install "${missing[@]}" \
-      || echo "setup.sh: WARNING: could not install ${missing[*]}: their clients/ tests will skip" >&2
+    echo "setup.sh: installing the clients' packages: ${missing[*]} (log: $log)"
+    if ! apt_install "${missing[@]}"; then
+      grep '^E: ' "$log" | tail -n 5 >&2 || true
+      echo "setup.sh: WARNING: could not install ${missing[*]}: their clients/ tests will skip (log: $log)" >&2
+    fi
   fi
-  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-  "$repo/tests/clients/setup_clients.sh" "${BUILD_DIR:-$repo/build}" \
+  "$repo/tests/clients/setup_clients.sh" "$build_root" \
     || echo "setup.sh: WARNING: pyopencl could not be installed: clients/pyopencl will skip" >&2
 fi
