@@ -10,6 +10,8 @@
 # Called by tools/setup.sh; the Debian packages (clblast-tests, clpeak, clinfo,
 # python3-venv) come from there. On failure it exits non-zero and leaves no stamp, so
 # clients/pyopencl skips with a message naming this script.
+# The output of venv, pip and tar goes to BUILD_ROOT/logs/setup_clients.log; on failure
+# its last lines are printed.
 set -euo pipefail
 
 if [[ $# != 1 ]]; then
@@ -33,25 +35,37 @@ if [[ -f $stamp && "$(cat "$stamp")" == "$want" && -x $venv/bin/python && -d $te
 fi
 
 rm -f "$stamp"
+log=$root/logs/setup_clients.log
+mkdir -p "$(dirname "$log")"
+: >"$log"
+# A step's output into the log; on failure, the log's last lines and a non-zero exit.
+logged() {
+  echo "# $*" >>"$log"
+  if ! "$@" >>"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "setup_clients.sh: FAILED: $(basename "$1") ${2:-} (log: $log)" >&2
+    exit 1
+  fi
+}
 # Debian's python3 (python3-venv), not whatever python3 comes first on PATH: the same
 # interpreter on every Debian 12 machine, so the pinned cp311 wheels fit.
 py=/usr/bin/python3
 [[ -x $py ]] || py=$(command -v python3)
-echo "setup_clients.sh: creating $venv with $($py --version)"
+echo "setup_clients.sh: creating $venv with $($py --version) (log: $log)"
 rm -rf "$venv"
-"$py" -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: -r "$reqs"
+logged "$py" -m venv "$venv"
+logged "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: -r "$reqs"
 
 version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pyopencl"))')
 dl=$(mktemp -d "${TMPDIR:-/tmp}/pyopencl-sdist.XXXXXX")
 trap 'rm -rf "$dl"' EXIT
 # --no-build-isolation: pip reads the sdist's metadata with the venv's scikit-build-core
 # instead of building its whole build-system (numpy, cmake, ...) from source.
-"$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+logged "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
   --no-binary pyopencl --no-build-isolation -d "$dl" "pyopencl==$version"
 rm -rf "$tests"
 mkdir -p "$tests"
-tar -xzf "$dl/pyopencl-$version.tar.gz" -C "$tests" --strip-components=1 \
+logged tar -xzf "$dl/pyopencl-$version.tar.gz" -C "$tests" --strip-components=1 \
   "pyopencl-$version/test" "pyopencl-$version/pyproject.toml"
 # libintelocl.so finds the libraries beside it (its RUNPATH is $ORIGIN): no
 # LD_LIBRARY_PATH, which would also put the wheel's own libOpenCL.so.1 first.
