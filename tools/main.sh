@@ -2,6 +2,8 @@
 # The main job: set up, build, start a pocld on loopback (free port, serving the local
 # pthread device), run examples/remote/vecadd.c through the remote driver (it verifies
 # every element), stop pocld. Fails loudly if any step fails.
+# Prints one line per step; the output of apt, CMake and ninja goes to logs under
+# $BUILD_DIR/logs, named on the last line (on a failure: the failing step's errors and log).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,4 +33,13 @@ if ! "$repo/tests/remote/run_remote.sh" "$state" "$bdir" "$vecadd"; then
   tail -n 30 "$pocld_log" >&2 || true
   exit 1
 fi
+# Stopped here rather than on exit, so that the logs are named last.
+pocld_log=$(sed -n 's/^POCLD_LOG=//p' "$state")
+trap - EXIT
+"$fixture" stop "$state" || echo "main.sh: stopping pocld failed" >&2
 echo "main.sh: OK"
+logs=()
+for f in setup setup_clients patches pocl-configure pocl-build; do
+  if [[ -f $build_root/logs/$f.log ]]; then logs+=("$build_root/logs/$f.log"); fi
+done
+echo "main.sh: logs: ${logs[*]} $pocld_log (pocld)"
