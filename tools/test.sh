@@ -7,6 +7,8 @@
 # Then the remote tests again under ASan+UBSan and under TSan (tools/sanitize.sh asan
 # and tsan, thin sanitized builds). SKIP_SANITIZERS=1 skips them locally; with CI=true
 # they always run.
+# Setup and builds print one line per step (apt's, CMake's and ninja's output goes to
+# $BUILD_DIR/logs); ctest's output is printed as it comes. The last line names the logs.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,10 +35,13 @@ if [[ $rc != 0 ]]; then
   echo "test.sh: FAILED (ctest exit status $rc; log: $log)" >&2
   exit "$rc"
 fi
+sanitizer_logs=
 if [[ ${SKIP_SANITIZERS:-0} == 1 && ${CI:-} != true ]]; then
   echo "test.sh: sanitizer runs skipped (SKIP_SANITIZERS=1)"
 else
   "$repo/tools/sanitize.sh" asan
   "$repo/tools/sanitize.sh" tsan
+  sanitizer_logs=" $build_root/sanitize-asan/ctest.log $build_root/sanitize-tsan/ctest.log"
 fi
 echo "test.sh: all tests passed"
+echo "test.sh: logs: $build_root/logs/ (setup, CMake and ninja of each build), $log$sanitizer_logs (ctest)"
