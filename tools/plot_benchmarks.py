@@ -60,7 +60,7 @@ def main():
         a.plot(sizes, gbps, marker="o", label=f"{label} ({commit})")
     sizes4 = [int(r["bytes"]) for r in mig4]
     for commit, label in {"e9adf23": "peer lanes, 2 of 4 H200 (e9adf23)",
-                          "d4806b9": "stop 15's end, 2 of 4 H200 (d4806b9)",
+                          "d4806b9": "staging pool past 1 GiB, 2 of 4 H200 (d4806b9)",
                           "ce6a3d6": "threads that stay, 2 of 4 H200 (ce6a3d6)"}.items():
         a.plot(sizes4, [s / float(r[commit]) / 1e3 for s, r in zip(sizes4, mig4)],
                marker="s", linestyle="--", label=label)
@@ -113,8 +113,7 @@ def main():
     e.set_title("matmul, four H200 (efficiency on 4)")
     e.legend(fontsize=8)
     e.grid(True, axis="y", alpha=0.3)
-    fig.suptitle("PoCL-R on nvidia-h200-x2 (2026-11-21/22) and nvidia-h200-x4 "
-                 "(2026-11-26)")
+    fig.suptitle("PoCL-R on nvidia-h200-x2 and nvidia-h200-x4")
     fig.tight_layout()
     out = os.path.join(DOC, "benchmarks-h200x2.png")
     fig.savefig(out, dpi=110)
