@@ -137,7 +137,8 @@ const Pinning *Session::platform_pinning(const Queue &q)
 // pageable memory some 40 us after the command before it, one into pinned
 // memory some 5 us after (tools/bench/read_probe.c on an H100: the dot's
 // 4 KiB read-back).  But NVIDIA calls a read into pinned staging back 12-20
-// ms late when it waited on a user event (doc/benchmarks.md, stop 14), and
+// ms late when it waited on a user event (doc/benchmarks.md, "NVIDIA's
+// completion callbacks"), and
 // pocld learns such a command's completion from its callback: pageable
 // staging then.  The gating is asked only where pinning applies, so that
 // other reads take no lock for it.

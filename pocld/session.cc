@@ -394,7 +394,7 @@ bool Session::ack(const Msg &m)
 // by itself after kAckAlone commands or kAckBytes of their payloads, for a
 // client that only sends. By themselves every 64 messages, both ways, ACKs
 // were 4 of the 15 loopback writes of a 100-kernel chain on two cores
-// (doc/benchmarks.md, stop 22).
+// (doc/benchmarks.md, "Acknowledgements with messages").
 constexpr uint64_t kAckEvery = 256;
 constexpr uint64_t kAckAlone = 1024;
 constexpr uint64_t kAckBytes = 1 << 20;

@@ -141,8 +141,8 @@ bool Session::staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst)
   if (err == CL_SUCCESS)
     sq = transfer_queue(side, err);
   // Pageable: the write waits on a user event, and NVIDIA called a read of
-  // pinned staging behind one back 12-20 ms late (doc/benchmarks.md, stop
-  // 14); pinned staging is untried here.
+  // pinned staging behind one back 12-20 ms late (doc/benchmarks.md,
+  // "NVIDIA's completion callbacks"); pinned staging is untried here.
   Staging *st = nullptr;
   if (err == CL_SUCCESS && (st = Staging::create(n, 1)) == nullptr)
     err = CL_OUT_OF_HOST_MEMORY;

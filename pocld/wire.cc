@@ -21,7 +21,8 @@ constexpr uint64_t kInitialBuffer = 256u << 10;
 // one round trip after it, and the reader then takes it without a wake-up;
 // a migration's bytes follow its PUSH as closely; 400 us covers
 // kernels of a few hundred us too (an H100's stream kernels over 2^25
-// doubles: 36-72 us less per kernel than 100, doc/benchmarks.md stop 14).
+// doubles: 36-72 us less per kernel than 100; doc/benchmarks.md, "Polling
+// before blocking").
 // POCLD_SPIN_US; 0 on two CPUs or fewer, where the spinner would take the
 // CPU the client's and the runtime's threads need.
 uint64_t spin_ns()

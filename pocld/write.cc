@@ -2,8 +2,9 @@
 // socket (WriteJob): the command reader hands it over and goes on, the data
 // reader enqueues it part by part as the bytes come and launches it.  The
 // command reader waits for the launch only before a message that needs the
-// write enqueued first (issue 17: B's kernel and read behind a 64 MiB write
-// on queue A took 38 ms, the time of the write's bytes, against 0.2 idle).
+// write enqueued first (a kernel and read on queue B behind a 64 MiB write
+// on queue A took 38 ms, the time of the write's bytes, against 0.2 idle:
+// remote/write_overlap, doc/benchmarks.md "Commands behind a large write").
 #include "session.hh"
 
 #include "log.hh"

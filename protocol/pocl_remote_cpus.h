@@ -3,8 +3,8 @@
    for, lanes).  The online count is not it: under `taskset -c 0` or in a
    container limited to one CPU, the client's spinning reader took the one
    CPU from the thread it waited for, and a no-op kernel cost 816-821 us,
-   an EEVDF time slice, instead of 43-44 (doc/benchmarks.md, stop 23).  Shared by
-   the client driver and pocld.  */
+   an EEVDF time slice, instead of 43-44 (doc/benchmarks.md, "The CPUs a
+   process may use").  Shared by the client driver and pocld.  */
 
 #ifndef POCL_REMOTE_CPUS_H
 #define POCL_REMOTE_CPUS_H

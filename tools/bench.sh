@@ -7,7 +7,7 @@
 # on both, for the speedup, the reconnect time: the first pocld through
 # tools/fault_proxy.cc, which cuts every connection once per round, and
 # tools/bench_security.sh (plain, pre-shared key, TLS, both).  Between them
-# tools/bench/overhead_bench.c, issue 17's rows.
+# tools/bench/overhead_bench.c (doc/benchmarks.md, Method).
 #   tools/bench.sh [ITERATIONS [MATMUL_N]]
 # Env: BUILD_DIR (default build, as for tools/build.sh), STREAM_LOG2 (the
 # stream kernels' arrays hold 2^STREAM_LOG2 doubles, default 25).
@@ -34,7 +34,7 @@ export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
 export POCL_REMOTE0_PARAMETERS=127.0.0.1:$(port "$state_a")/0
 export POCL_REMOTE1_PARAMETERS=127.0.0.1:$(port "$state_b")/0
 POCL_DEVICES="pthread remote remote" "$bench" "${1:-2000}"
-# Issue 17's rows: stream kernels, chain, 4-byte and large migrations.
+# overhead_bench: stream kernels, chain, 4-byte and large migrations.
 echo
 POCL_DEVICES="pthread remote remote" "$build/overhead_bench" \
   -n "${STREAM_LOG2:-25}" -i "${1:-2000}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 18's migration sweep, 4 B to 1 GiB, between two fresh pocld on
-# loopback, once per way the payload can travel between them:
+# The migration sweep, 4 B to 1 GiB, between two fresh pocld on loopback,
+# once per way the payload can travel between them (doc/benchmarks.md,
+# "Transports"):
 #   link      the peer link alone (POCLD_PEER_LANES=0, --ucx off)
 #   lanes     the link and POCLD_PEER_LANES (default 2) lanes, --ucx off
 #   ucx-tcp   UCX over its TCP transport (--ucx on, UCX_TLS=tcp)

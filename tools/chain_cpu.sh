@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Where the 2-core machine's chain time goes (doc/benchmarks.md, stop 15): the
-# 100-kernel chain natively and through a pocld on loopback over the build's
-# pthread device, CHAINS back to back each, with the CPU time per chain of the
-# benchmark's process and of pocld's session process (/proc/PID/stat, sampled
-# over the middle of the remote run), and the issue's ratio, the remote
-# chain's median over the native one's plus the loopback round trip's
-# (measured before the native run and after the remote one).
+# Where the 2-core machine's chain time goes (doc/benchmarks.md, "Where the
+# 2-core chain's time goes"): the 100-kernel chain natively and through a
+# pocld on loopback over the build's pthread device, CHAINS back to back
+# each, with the CPU time per chain of the benchmark's process and of pocld's
+# session process (/proc/PID/stat, sampled over the middle of the remote
+# run), and the target's ratio, the remote chain's median over the native
+# one's plus the loopback round trip's (measured before the native run and
+# after the remote one).
 #   tools/chain_cpu.sh [CHAINS]   (default 8000)
 # Env: BUILD_DIR (default build), POCLD (default the build's pocld), POCLD_ENV (VAR=VALUE
 # words for pocld alone, e.g. an LD_PRELOAD of another malloc), COUNTS=1 (with perf and

@@ -75,12 +75,12 @@ for t in api_buffers api_events api_programs; do
     > "$logs/$t.log" 2>&1
   tail -n1 "$logs/$t.log"
 done
-# Over PoCL 5's CPU device where the machine has Ubuntu's (issue 17): a pocld
+# Over PoCL 5's CPU device where the machine has Ubuntu's: a pocld
 # serving it, and overhead_bench's native reference in a process of its own
 # (BENCH_NATIVE_ICD: two PoCLs cannot share one).
 p5=${POCL5:-/usr/lib/x86_64-linux-gnu/libpocl.so.2}
 if [[ -f $p5 ]]; then
-  echo "== issue 17 over PoCL 5's CPU device ($p5)"
+  echo "== overhead_bench over PoCL 5's CPU device ($p5)"
   env -u POCL_BUILDING -u POCL_DEVICES OCL_ICD_FILENAMES=$p5 "$thin/pocld/pocld" \
     --port $((port + 60)) > "$logs/pocld-pocl5.log" 2>&1 &
   p5d=$!
@@ -120,7 +120,7 @@ grep -E "multi_server: (PASS|FAIL|ping|content|[0-9]+ MiB)" "$logs/multi_server.
 grep -h "lanes$" "$logs/pocld.log" "$logs/pocld2.log" | sed 's/^/pocld: /'
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
   BENCH_LOCAL=NVIDIA timeout 400 "$bin/bench" "$iters"
-echo "== issue 17: stream kernels over 2^${STREAM_LOG2:-25} doubles, chain, migrations"
+echo "== overhead_bench: stream kernels over 2^${STREAM_LOG2:-25} doubles, chain, migrations"
 POCL_DEVICES="remote remote" OCL_ICD_FILENAMES=$thin/lib/CL/libpocl.so:$nv \
   BENCH_LOCAL=NVIDIA timeout 400 "$bin/overhead_bench" -n "${STREAM_LOG2:-25}" \
   -i "$iters"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What another device's DMA costs a client's writes through pocld (issue 17:
-# a migration's source reads from its GPU while the lanes carry the bytes,
-# a client's write has no such reads beside it), one device call on a host
+# What another device's DMA costs a client's writes through pocld
+# (doc/benchmarks.md, "A streamed PUSH": a migration's source reads from
+# its GPU while the lanes carry the bytes, a client's write has no such
+# reads beside it), one device call on a host
 # of two GPUs: the thin build, a pocld on GPU 1, and tools/bench/write_rate.c
 # through it, ROUNDS times alone and beside tools/bench/pinned_rate_probe.c
 # running in a loop on GPU 0 (page-locked reads and writes at 36-55 GB/s).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B on all GPUs of one host (issues 17 and 19), one device call: the thin
+# A/B on all GPUs of one host (matmul and migrations), one device call: the thin
 # build of this tree and, with OLD (a checkout of an earlier commit), of that
 # one; then ROUNDS rounds, each running every (tree, setting) once with fresh
 # pocld, one per GPU, alternating so that the host's drift hits all alike:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Several GPUs of one host (issue 19), one device call: the thin build, one pocld
+# Several GPUs of one host, one device call: the thin build, one pocld
 # per GPU over NVIDIA's OpenCL on loopback, then
 #   - examples/remote/matmul at each size of MATMUL_SIZES natively on one GPU and
 #     on 1, 2, 4 ... remote GPUs (powers of two up to the GPU count), with the

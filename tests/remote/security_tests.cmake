@@ -1,4 +1,5 @@
-# Hostile input and broken connections (issue 4). Included at the end of
+# Hostile input and broken connections (doc/security.md, doc/fault-injection.md,
+# doc/reconnect.md). Included at the end of
 # tests/remote/CMakeLists.txt, which provides REMOTE_TESTS_DIR.
 
 # libFuzzer on pocld's message decoder (pocld/decode.cc), built with clang-15 by the

@@ -1,4 +1,4 @@
-# pocld as a service (issue 20): its configuration file, readiness and reloads, and the
+# pocld as a service (doc/operating.md): its configuration file, readiness and reloads, and the
 # Debian packages of tools/package.sh. Included at the end of tests/remote/CMakeLists.txt,
 # which provides FIXTURE, RUN_REMOTE, REMOTE_TESTS_DIR and REMOTE_REPO_DIR.
 

@@ -1,6 +1,6 @@
 /* test_hostile_mem.c - memory requests no OpenCL client sends, spoken on
    the wire (raw_client.c) to the pocld fixture: each gets an error for its
-   command, and the session goes on serving (issue 15).
+   command, and the session goes on serving (doc/security.md).
 
    - NDRANGE buffer arguments at offsets that make no sub-buffer: not
      aligned, at or past the buffer's end, near 2^64; then one that does,

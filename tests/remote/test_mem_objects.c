@@ -1,5 +1,5 @@
 /* test_mem_objects.c - memory objects through the remote driver behave as
-   on a local device (issue 15).
+   on a local device.
 
    Usage: test_mem_objects [remote|local]   (default remote)
    Run through run_remote.sh; "local" runs the same checks on the first

@@ -19,8 +19,7 @@
    the kernel and read on queue B take when enqueued as the write's bytes
    start to leave (held at their first page, then all let go at once),
    against the same on an idle queue B, and how long the write takes
-   (doc/benchmarks.md, stop 14, "Commands on another queue behind a large
-   write").  */
+   (doc/benchmarks.md, "Commands behind a large write").  */
 
 #define TEST_NAME "write_overlap"
 #include "remote_test_util.c"

@@ -1,7 +1,7 @@
-/* overhead_bench.c - the rows of issue 17 ("command overhead and migration
-   speed"), each measured natively and through remote in one run, next to
-   the loopback TCP round trip (RTT) of the same run, with the ratios
-   against the issue's targets:
+/* overhead_bench.c - command overhead and migration speed, each measured
+   natively and through remote in one run, next to the loopback TCP round
+   trip (RTT) of the same run, with the ratios against the targets of
+   doc/benchmarks.md (Method):
 
    - noop:    no-op kernel enqueue + clFinish; target native + RTT + 10 us;
    - stream:  BabelStream's kernels over three arrays of 2^N doubles

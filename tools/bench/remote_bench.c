@@ -45,8 +45,9 @@
    untouched (zero-page) buffer into a 1 MiB one that stays in the cache;
    with `whole`, from a written buffer of `size` bytes into another, as a
    remote transfer must move them.  One stream is the reference of the
-   issue's target; four show what several streams, as lanes make, can
-   reach (tools/bench/tcp_streams_probe.c has 1 to 8).  */
+   64 MiB transfers' target (doc/benchmarks.md, Method); four show what
+   several streams, as lanes make, can reach (tools/bench/tcp_streams_probe.c
+   has 1 to 8).  */
 typedef struct sink_arg
 {
   int fd;

@@ -74,7 +74,7 @@ after_kernel (cl_command_queue q, cl_command_queue q2, cl_kernel touch,
 /* Median microseconds of a blocking 4-byte transfer on q while a marker on
    q2 waits for a user event, as a destination pocld writes a migration's
    bytes while the MIGRATE_IN marker on the client's queue waits for them
-   (doc/benchmarks.md, stop 19).  */
+   (doc/benchmarks.md, "The 4-byte migration and its floor").  */
 static void CL_CALLBACK
 on_marker (cl_event e, cl_int status, void *arg)
 {

@@ -27,7 +27,7 @@
 /* Default spin before blocking on a completion, machines of > 2 CPUs
    (pocl_remote_spin_ns): long enough for kernels of a few hundred us (on
    an H100, 400 instead of 50 here and in pocld took 36-72 us off each
-   stream kernel over 2^25 doubles; doc/benchmarks.md, stop 14).  */
+   stream kernel of 2^25 doubles; benchmarks.md, "Polling before blocking").  */
 #define REMOTE_SPIN_US 400
 
 typedef struct remote_request remote_request;
