@@ -13,7 +13,7 @@ thin=0
 for arg in "$@"; do
   case "$arg" in
     --thin) thin=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
