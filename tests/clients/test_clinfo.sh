@@ -64,7 +64,13 @@ declare -A allowed=(
   # Extensions not served are hidden (checked below: the rest is the server's list).
   [CL_DEVICE_EXTENSIONS]="the served extensions"
   [CL_DEVICE_EXTENSIONS_WITH_VERSION]="the served extensions"
-  [CL_DEVICE_OPENCL_C_FEATURES]="no pipes, no device-side enqueue"
+  [CL_DEVICE_OPENCL_C_FEATURES]="no pipes, no device-side enqueue, no sub-groups"
+  # PoCL 3.1 has no clGetKernelSubGroupInfo: sub-groups are hidden.
+  [CL_DEVICE_MAX_NUM_SUB_GROUPS]="0: no sub-groups"
+  # OpenCL C 2.0 needs every feature hidden above: the highest full version is 1.2.
+  [CL_DEVICE_OPENCL_C_VERSION]="OpenCL C 1.2 where a feature is hidden"
+  [CL_DEVICE_OPENCL_C_ALL_VERSIONS]="no OpenCL C 2.0 where a feature is hidden"
+  [CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS]="false: no sub-groups"
   # SPIR and SPIR-V programs are not forwarded yet.
   [CL_DEVICE_SPIR_VERSIONS]="cl_khr_spir hidden"
   [CL_DEVICE_IL_VERSION]="no IL"
@@ -85,7 +91,7 @@ declare -A allowed=(
   [CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT]="0: cl_khr_image2d_from_buffer hidden"
   # Command buffers are PoCL's own, recorded on the client.
   [CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR]="PoCL's command buffers"
-  # Unified shared memory and required sub-group sizes are not forwarded yet.
+  # Unified shared memory is not forwarded yet; sub-groups are hidden.
   [CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"
   [CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"
   [CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"

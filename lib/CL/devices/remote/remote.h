@@ -24,6 +24,8 @@
 #define REMOTE_FOREIGN_IDS 4
 /* vendors' queries a device remembers the server did not answer */
 #define POCL_REMOTE_MAX_ABSENT_INFO 32
+/* the longest CL_DEVICE_OPENCL_C_VERSION rewritten to OpenCL C 1.2 */
+#define POCL_REMOTE_MAX_C_VERSION 256
 /* Default spin before blocking on a completion, machines of > 2 CPUs
    (pocl_remote_spin_ns): long enough for kernels of a few hundred us (on
    an H100, 400 instead of 50 here and in pocld took 36-72 us off each
@@ -190,6 +192,10 @@ typedef struct remote_device_data
   /* queries the server did not answer when asked */
   cl_device_info absent[POCL_REMOTE_MAX_ABSENT_INFO];
   unsigned num_absent;
+  /* put before every source sent (pocl_remote_source_prefix), or NULL */
+  char *source_prefix;
+  /* a hidden OpenCL C feature: OpenCL C 1.2 is the highest full version */
+  int c_version_cut;
 } remote_device_data;
 
 /* Per-command driver data, hung on cl_event->data.  */
@@ -504,6 +510,9 @@ size_t pocl_remote_filter_name_versions (cl_name_version *a, size_t n,
                                          int features);
 int pocl_remote_query_hidden (cl_device_info param);
 int pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param);
+char *pocl_remote_source_prefix (const char *server,
+                                 const cl_name_version *features,
+                                 size_t num_features);
 /* remote_program.c: the server device's built-in kernels
    (CL_DEVICE_BUILT_IN_KERNELS and ..._WITH_VERSION) */
 void pocl_remote_setup_builtins (cl_device_id dev);

@@ -238,6 +238,13 @@ static void keep_info (remote_device_data *d, const char *entry, uint64_t n);
 static void
 hide_unserved (cl_device_id dev)
 {
+  remote_device_data *d = (remote_device_data *)dev->data;
+  size_t features = dev->num_opencl_features_with_version, i;
+  /* PoCL's clGetKernelSubGroupInfo aborts on a device with sub-groups */
+  dev->max_num_sub_groups = 0;
+  dev->sub_group_independent_forward_progress = CL_FALSE;
+  d->source_prefix = pocl_remote_source_prefix (
+      dev->extensions, dev->opencl_features_with_version, features);
   if (dev->extensions != NULL)
     {
       char *served = pocl_remote_filter_extensions (dev->extensions);
@@ -255,6 +262,19 @@ hide_unserved (cl_device_id dev)
     dev->num_opencl_features_with_version = pocl_remote_filter_name_versions (
         (cl_name_version *)dev->opencl_features_with_version,
         dev->num_opencl_features_with_version, 1);
+  /* OpenCL C 2.0 has no optional features: with one hidden, the device
+     does not have it (OpenCL 3.0, CL_DEVICE_OPENCL_C_VERSION), and reports
+     OpenCL C 1.2 as its highest full version */
+  d->c_version_cut = dev->num_opencl_features_with_version != features;
+  if (d->c_version_cut && dev->opencl_c_with_version != NULL)
+    {
+      cl_name_version *v = (cl_name_version *)dev->opencl_c_with_version;
+      size_t k = 0;
+      for (i = 0; i < dev->num_opencl_c_with_version; ++i)
+        if (CL_VERSION_MAJOR (v[i].version) != 2)
+          v[k++] = v[i];
+      dev->num_opencl_c_with_version = k;
+    }
 }
 
 /* Applies a DEVICE_INFO reply: entries of (param, size, value).  */
@@ -385,6 +405,7 @@ static const cl_device_info local_queries[] = {
   CL_DEVICE_EXTENSIONS,
   CL_DEVICE_EXTENSIONS_WITH_VERSION,
   CL_DEVICE_OPENCL_C_FEATURES,
+  CL_DEVICE_OPENCL_C_ALL_VERSIONS,
   CL_DEVICE_SVM_CAPABILITIES,
   CL_DEVICE_QUEUE_ON_HOST_PROPERTIES,
   CL_DEVICE_HOST_UNIFIED_MEMORY,
@@ -493,6 +514,24 @@ pocl_remote_get_device_info_first (cl_device_id dev, cl_device_info param,
     v = ask_server (dev, param, &size);
   if (v == NULL)
     err = CL_INVALID_VALUE;
+  else if (param == CL_DEVICE_OPENCL_C_VERSION && d->c_version_cut
+           && size > 11 && memcmp (v, "OpenCL C ", 9) == 0)
+    {
+      /* "OpenCL C 3.0 vendor info" -> "OpenCL C 1.2 vendor info" */
+      char cut[POCL_REMOTE_MAX_C_VERSION];
+      const char *rest = memchr (v + 9, ' ', size - 9);
+      size_t rest_len = rest ? (size_t)(v + size - rest) : 1;
+      if (rest_len + 12 > sizeof (cut))
+        rest_len = sizeof (cut) - 12;
+      memcpy (cut, "OpenCL C 1.2", 12);
+      if (rest)
+        memcpy (cut + 12, rest, rest_len);
+      else
+        cut[12] = 0;
+      cut[12 + rest_len - 1] = 0;
+      err = pocl_remote_getinfo_bytes (cut, strlen (cut) + 1, param_value_size,
+                                       param_value, param_value_size_ret);
+    }
   else if (param == CL_DEVICE_IL_VERSION)
     err = pocl_remote_getinfo_bytes ("", 1, param_value_size, param_value,
                                      param_value_size_ret);

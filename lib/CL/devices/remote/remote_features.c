@@ -35,15 +35,9 @@ static const char *const served_extensions[] = {
   "cl_khr_expect_assume",
   "cl_khr_extended_async_copies",
   "cl_khr_work_group_uniform_arithmetic",
-  "cl_khr_subgroup_*",
   "cl_ext_float_atomics",
   "cl_ext_cxx_for_opencl",
   "cl_intel_bfloat16*",
-  "cl_intel_subgroups",
-  "cl_intel_subgroups_char",
-  "cl_intel_subgroups_short",
-  "cl_intel_subgroups_long",
-  "cl_intel_subgroup_local_block_io",
   "cl_intel_vec_len_hint",
   "cl_nv_compiler_options",
   "cl_nv_pragma_unroll",
@@ -134,8 +128,9 @@ pocl_remote_filter_extensions (const char *server)
 }
 
 /* OpenCL C features less those that need an API this driver does not
-   forward: pipes (clCreatePipe's objects) and device-side enqueue
-   (on-device queues).  Vendors list extensions among them too.  */
+   forward: pipes (clCreatePipe's objects), device-side enqueue (on-device
+   queues) and sub-groups (clGetKernelSubGroupInfo, which PoCL 3.1 does not
+   implement).  Vendors list extensions among them too.  */
 static int
 feature_served (const char *name)
 {
@@ -143,7 +138,8 @@ feature_served (const char *name)
     return pocl_remote_extension_served (
         name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE));
   return strcmp (name, "__opencl_c_pipes") != 0
-         && strcmp (name, "__opencl_c_device_enqueue") != 0;
+         && strcmp (name, "__opencl_c_device_enqueue") != 0
+         && strcmp (name, "__opencl_c_subgroups") != 0;
 }
 
 static int
@@ -199,6 +195,9 @@ pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param)
     case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE:
     case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
     case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
+    /* sub-groups: see feature_served */
+    case CL_DEVICE_MAX_NUM_SUB_GROUPS:
+    case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
     /* SPIR-V and SPIR: programs are sent as source or as this driver's
        binaries */
     case CL_DEVICE_IL_VERSION:
@@ -214,4 +213,59 @@ pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param)
     default:
       return 0;
     }
+}
+
+/* Appends "#undef name\n" to *out (of *len bytes).  */
+static void
+append_undef (char **out, size_t *len, const char *name, size_t n)
+{
+  char *grown = realloc (*out, *len + n + 9);
+  if (grown == NULL)
+    return;
+  memcpy (grown + *len, "#undef ", 7);
+  memcpy (grown + *len + 7, name, n);
+  grown[*len + 7 + n] = '\n';
+  grown[*len + 8 + n] = 0;
+  *out = grown;
+  *len += n + 8;
+}
+
+/* What the remote device puts before every source it sends: the server's
+   compiler defines a macro for each extension and feature it has, hidden
+   ones too, and a kernel must see the same as the API.  "#undef" each,
+   then "#line 1", so that the build log's line numbers stay the
+   application's.  NULL where nothing is hidden.  `server`: the server's
+   extension list; `features`: its OpenCL C features, before filtering.  */
+char *
+pocl_remote_source_prefix (const char *server, const cl_name_version *features,
+                           size_t num_features)
+{
+  char *out = NULL;
+  size_t len = 0, i;
+  const char *p = server;
+  while (p != NULL && *p)
+    {
+      const char *e;
+      while (*p == ' ')
+        ++p;
+      for (e = p; *e && *e != ' '; ++e)
+        ;
+      if (e > p && !pocl_remote_extension_served (p, (size_t)(e - p)))
+        append_undef (&out, &len, p, (size_t)(e - p));
+      p = e;
+    }
+  for (i = 0; i < num_features; ++i)
+    {
+      size_t n = strnlen (features[i].name, CL_NAME_VERSION_MAX_NAME_SIZE);
+      if (strncmp (features[i].name, "cl_", 3) != 0
+          && !feature_served (features[i].name))
+        append_undef (&out, &len, features[i].name, n);
+    }
+  if (out == NULL)
+    return NULL;
+  char *done = realloc (out, len + 10);
+  if (done == NULL)
+    return out;
+  memcpy (done + len, "#line 1\n", 9);
+  return done;
 }

@@ -304,9 +304,16 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
                           const cl_program *input_headers,
                           const char **header_include_names, int link_program)
 {
-  struct iovec iov[2];
-  iov[0].iov_base = program->source;
-  iov[0].iov_len = strlen (program->source);
+  /* the source after the device's prefix (hidden macros undefined) */
+  const char *prefix = ((remote_device_data *)program->devices[device_i]->data)
+                           ->source_prefix;
+  struct iovec iov[3];
+  int nsrc = prefix != NULL ? 2 : 1;
+  iov[0].iov_base = (void *)prefix;
+  iov[0].iov_len = prefix != NULL ? strlen (prefix) : 0;
+  iov[nsrc - 1].iov_base = program->source;
+  iov[nsrc - 1].iov_len = strlen (program->source);
+  size_t src_len = iov[0].iov_len + (nsrc == 2 ? iov[1].iov_len : 0);
   build_files files;
   int err = pocl_remote_pack_includes (
       program->source,
@@ -316,8 +323,8 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
     return err;
   if (link_program)
     {
-      err = build (program, device_i, POCL_REMOTE_BUILD_SOURCE, "", iov, 1, 0,
-                   iov[0].iov_len, &files);
+      err = build (program, device_i, POCL_REMOTE_BUILD_SOURCE, "", iov,
+                   nsrc, 0, src_len, &files);
       free (files.packed);
       return err;
     }
@@ -343,10 +350,10 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
       memcpy (p + 8 + lens[0], input_headers[i]->source, lens[1]);
       p += 8 + lens[0] + lens[1];
     }
-  iov[1].iov_base = headers;
-  iov[1].iov_len = total;
-  err = build (program, device_i, POCL_REMOTE_BUILD_COMPILE, "", iov, 2,
-               num_input_headers, iov[0].iov_len, &files);
+  iov[nsrc].iov_base = headers;
+  iov[nsrc].iov_len = total;
+  err = build (program, device_i, POCL_REMOTE_BUILD_COMPILE, "", iov,
+               nsrc + 1, num_input_headers, src_len, &files);
   free (headers);
   free (files.packed);
   return err;
