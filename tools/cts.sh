@@ -25,7 +25,10 @@
 #   CTS_JOBS        runs at once (default nproc); CTS_TIMEOUT: seconds per run (default 900);
 #   CTS_BUDGET      seconds for all runs (default 1500): a run is cut at the budget's end and
 #                   runs not started by then count as not run
-#   CTS_BINARIES    the binaries to run (default: all nine of the subset that were built)
+#   CTS_BINARIES    the binaries to run, by name without test_ (default: every test_*
+#                   binary the build made, found in any directory of test_conformance)
+#   CTS_RUN_NAME    the run's directory under $BUILD_DIR/cts (default run), so that runs
+#                   over other devices keep their own results
 #   CTS_ARGS_<binary>  the harness's arguments for both runs of test_<binary> (default none:
 #                   every sub-test, default sizes); see below
 #   CTS_EXCEPTIONS  default <repo>/doc/remote-test-exceptions.md
@@ -60,7 +63,8 @@ read -r -a remote_env <<<"${CTS_REMOTE_ENV:-}"
 # that directory (seen on the GPU machine: clGetPlatformIDs -1001), only through this.
 remote_env=("OCL_ICD_FILENAMES=$pocl_build/lib/CL/libpocl.so" "${remote_env[@]}")
 top=$build_root/cts
-work=$top/run
+work=$top/${CTS_RUN_NAME:-run}
+mkdir -p "$top"
 
 log() { echo "cts: $*" >&2; }
 
@@ -111,7 +115,14 @@ log "building (log: $top/build.log)"
 ninja -C "$bdir" -k 0 -j "$jobs" >"$top/build.log" 2>&1 || log "some CTS targets failed to build"
 
 # ---- what to run ------------------------------------------------------------------------------
-all=(api atomics buffers compiler computeinfo events mem_host_flags printf profiling)
+# Every test_<name> the build made, wherever its directory (test_svm is in
+# test_conformance/SVM, the images binaries in test_conformance/images/...).
+declare -A exe_of=()
+while IFS= read -r f; do
+  b=${f##*/test_}
+  [[ -n ${exe_of[$b]:-} ]] || exe_of[$b]=$f
+done < <(find "$bdir/test_conformance" -type f -perm -u+x -name 'test_*' ! -name '*.*' | sort)
+mapfile -t all < <(printf '%s\n' "${!exe_of[@]}" | sort)
 read -r -a binaries <<<"${CTS_BINARIES:-${all[*]}}"
 # A pocld left by an interrupted run: stop it before its state file goes.
 [[ ! -f $work/pocld.state ]] || "$repo/tests/remote/pocld_fixture.sh" stop "$work/pocld.state" || true
@@ -119,13 +130,16 @@ rm -rf "$work"
 mkdir -p "$work"
 runnable=()
 for b in "${binaries[@]}"; do
-  exe=$bdir/test_conformance/$b/test_$b
-  if [[ -x $exe ]]; then
+  exe=${exe_of[$b]:-}
+  if [[ -n $exe ]]; then
     # The sub-test list, without touching a device: "-list" prints it after "Test names:",
     # test_printf's own parser rejects "-list" and prints it in its usage; both one a line
-    # after a tab.
-    (cd "$(dirname "$exe")" && "$exe" -list 2>&1 || true) \
+    # after a tab. Binaries with parsers of their own (test_half, test_select) refuse it
+    # or run their tests instead: bounded, and an empty list then (the report counts
+    # what the runs print).
+    (cd "$(dirname "$exe")" && timeout -k 5 30 "$exe" -list 2>&1 </dev/null || true) \
       | sed -n 's/^\t\([A-Za-z0-9_]*\)$/\1/p' >"$work/$b.list"
+    echo "$exe" >"$work/$b.exe"
     runnable+=("$b")
   else
     log "test_$b was not built (see $top/build.log)"
@@ -163,7 +177,9 @@ git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit with uncommitted
 # ---- the runs: local and remote of every binary, CTS_JOBS at once, slowest first ----------
 deadline=$(( $(date +%s) + budget ))
 run_one() {   # binary mode
-  local b=$1 mode=$2 dir=$bdir/test_conformance/$1 args left rc=0 start
+  local b=$1 mode=$2 exe dir args left rc=0 start
+  exe=$(cat "$work/$b.exe")
+  dir=$(dirname "$exe")
   read -r -a args <"$work/$b.args" || args=()
   left=$(( deadline - $(date +%s) ))
   (( left < per_run )) || left=$per_run
@@ -172,11 +188,11 @@ run_one() {   # binary mode
   cd "$dir"
   export CL_CONFORMANCE_RESULTS_FILENAME=$work/$b.$mode.json
   if [[ $mode == local ]]; then
-    timeout -k 10 "$left" env "${local_env[@]}" "./test_$b" "${args[@]}" \
+    timeout -k 10 "$left" env "${local_env[@]}" "$exe" "${args[@]}" \
       >"$work/$b.$mode.log" 2>&1 || rc=$?
   else
     timeout -k 10 "$left" "$repo/tests/remote/run_remote.sh" "$state" "$pocl_build" \
-      env "${remote_env[@]}" "./test_$b" "${args[@]}" >"$work/$b.$mode.log" 2>&1 || rc=$?
+      env "${remote_env[@]}" "$exe" "${args[@]}" >"$work/$b.$mode.log" 2>&1 || rc=$?
   fi
   echo "$rc $(( $(date +%s) - start ))" >"$work/$b.$mode.rc"
   log "test_$b $mode: exit $rc after $(( $(date +%s) - start )) s"
