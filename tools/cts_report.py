@@ -114,6 +114,30 @@ def results(work, b, mode, names):
     return res, note
 
 
+def json_names(work, b):
+    """The sub-tests either run's JSON results name: the list of a binary whose own
+    parser refuses -list (test_half) or runs its tests instead (test_select)."""
+    out = set()
+    for mode in ("local", "remote"):
+        try:
+            out.update(json.load(open(os.path.join(work, "%s.%s.json" % (b, mode))))["results"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return sorted(out)
+
+
+def whole(work, b, mode):
+    """A binary without any sub-test list, judged whole by its exit status."""
+    rc_path = os.path.join(work, "%s.%s.rc" % (b, mode))
+    if not os.path.exists(rc_path):
+        return {WHOLE: "not run"}, "not run (budget spent)"
+    rc, secs = (int(x) for x in open(rc_path).read().split())
+    return {WHOLE: "pass" if rc == 0 else "fail"}, "exit %d after %d s" % (rc, secs)
+
+
+WHOLE = "(whole binary)"
+
+
 def device(work, mode):
     """The device as the harness names it ("Compute Device Name = ..., Compute Device
     Version = ..."), from the first log of that run that has it."""
@@ -146,9 +170,14 @@ def main():
             continue
         names = open(os.path.join(args.work, b + ".list")).read().split()
         run_args = open(os.path.join(args.work, b + ".args")).read().split()
-        names = selected(names, run_args)
-        loc, loc_note = results(args.work, b, "local", names)
-        rem, rem_note = results(args.work, b, "remote", names)
+        names = selected(names or json_names(args.work, b), run_args)
+        if names:
+            loc, loc_note = results(args.work, b, "local", names)
+            rem, rem_note = results(args.work, b, "remote", names)
+        else:
+            names = [WHOLE]
+            loc, loc_note = whole(args.work, b, "local")
+            rem, rem_note = whole(args.work, b, "remote")
         n_loc = sum(s == "pass" for s in loc.values())
         n_rem = sum(s == "pass" for s in rem.values())
         total_local += n_loc
