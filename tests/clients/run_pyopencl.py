@@ -152,8 +152,14 @@ def main():
                 POCL_BUILDING="1", PYTHONDONTWRITEBYTECODE="1")
     base.pop("PYOPENCL_TEST", None)
     # pyopencl caches program binaries per user; a private cache per run keeps
-    # earlier runs (or the other run) from turning builds into cache hits.
-    env_local = dict(base, POCL_DEVICES="pthread",
+    # earlier runs (or the other run) from turning builds into cache hits. PoCL's
+    # kernel cache, below the API, is the one the fixture's pocld uses (PoCL's default
+    # under the caller's XDG_CACHE_HOME or ~/.cache): the same device compiles each
+    # kernel once for both runs, and every build still goes through the remote device.
+    pocl_cache = os.path.join(os.environ.get("XDG_CACHE_HOME")
+                              or os.path.join(os.path.expanduser("~"), ".cache"),
+                              "pocl", "kcache")
+    env_local = dict(base, POCL_DEVICES="pthread", POCL_CACHE_DIR=pocl_cache,
                      XDG_CACHE_HOME=os.path.join(args.work, "cache-local"))
     env_local.pop("POCL_REMOTE0_PARAMETERS", None)
     env_remote = dict(base, XDG_CACHE_HOME=os.path.join(args.work, "cache-remote"))
