@@ -56,15 +56,26 @@ static const char *const served_extensions[] = {
    server offers them): answered as by a device without the extension.  */
 static const cl_device_info hidden_queries[] = {
   /* cl_intel_unified_shared_memory */
-  0x4190, 0x4191, 0x4192, 0x4193, 0x4194,
+  0x4190,
+  0x4191,
+  0x4192,
+  0x4193,
+  0x4194,
   /* cl_khr_spir: CL_DEVICE_SPIR_VERSIONS */
   0x40E0,
   /* cl_khr_command_buffer_mutable_dispatch */
   0x12B0,
   /* cl_khr_spirv_queries */
-  0x12B9, 0x12BA, 0x12BB,
+  0x12B9,
+  0x12BA,
+  0x12BB,
   /* cl_khr_external_semaphore, cl_khr_external_memory, cl_khr_semaphore */
-  0x204C, 0x204D, 0x204E, 0x204F, 0x2052, 0x2053,
+  0x204C,
+  0x204D,
+  0x204E,
+  0x204F,
+  0x2052,
+  0x2053,
   /* cl_intel_required_subgroup_size: CL_DEVICE_SUB_GROUP_SIZES_INTEL */
   0x4108,
   /* cl_khr_terminate_context: CL_DEVICE_TERMINATE_CAPABILITY_KHR */
@@ -208,8 +219,7 @@ pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param)
     case CL_DEVICE_IMAGE_PITCH_ALIGNMENT:
     case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
       return dev->extensions == NULL
-             || strstr (dev->extensions, "cl_khr_image2d_from_buffer")
-                    == NULL;
+             || strstr (dev->extensions, "cl_khr_image2d_from_buffer") == NULL;
     default:
       return 0;
     }

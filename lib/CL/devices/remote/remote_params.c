@@ -31,8 +31,8 @@ parse_number (const char *p, const char *end, uint32_t max, uint32_t *out)
 
 /* host[:port] in [p, end); IPv6 literals in brackets.  */
 static const char *
-parse_host_port (const char *p, const char *end, char *host,
-                 uint16_t *port, uint16_t def_port)
+parse_host_port (const char *p, const char *end, char *host, uint16_t *port,
+                 uint16_t def_port)
 {
   const char *h = p, *h_end = end, *colon = NULL;
   uint32_t v;
