@@ -71,8 +71,7 @@ declare -A allowed=(
   [CL_DEVICE_OPENCL_C_VERSION]="OpenCL C 1.2 where a feature is hidden"
   [CL_DEVICE_OPENCL_C_ALL_VERSIONS]="no OpenCL C 2.0 where a feature is hidden"
   [CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS]="false: no sub-groups"
-  # SPIR and SPIR-V programs are not forwarded yet.
-  [CL_DEVICE_SPIR_VERSIONS]="cl_khr_spir hidden"
+  # SPIR-V programs are not forwarded yet.
   [CL_DEVICE_IL_VERSION]="no IL"
   [CL_DEVICE_ILS_WITH_VERSION]="no IL"
   # Pipes and device-side enqueue need objects this driver does not forward.

@@ -505,6 +505,9 @@ pocl_remote_get_device_info_first (cl_device_id dev, cl_device_info param,
   for (i = 0; i < sizeof (local_queries) / sizeof (local_queries[0]); ++i)
     if (local_queries[i] == param)
       return POCL_DEVICE_INFO_GENERIC;
+  /* a sub-device has the compute units PoCL partitioned it with */
+  if (dev->parent_device != NULL && param == CL_DEVICE_MAX_COMPUTE_UNITS)
+    return POCL_DEVICE_INFO_GENERIC;
   if (pocl_remote_query_hidden (param))
     return CL_INVALID_VALUE;
 

@@ -46,8 +46,10 @@ static const char *const served_extensions[] = {
   "cl_khr_pci_bus_info",
   "cl_intel_device_attribute_query",
   "cl_nv_device_attribute_query",
-  /* API in PoCL's core or this driver */
+  /* API in PoCL's core or this driver; SPIR binaries travel as any binary,
+     and the server's device builds them */
   "cl_khr_icd",
+  "cl_khr_spir",
   "cl_khr_command_buffer",
   "cl_pocl_content_size",
 };
@@ -61,8 +63,6 @@ static const cl_device_info hidden_queries[] = {
   0x4192,
   0x4193,
   0x4194,
-  /* cl_khr_spir: CL_DEVICE_SPIR_VERSIONS */
-  0x40E0,
   /* cl_khr_command_buffer_mutable_dispatch */
   0x12B0,
   /* cl_khr_spirv_queries */
