@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # remote/bad_parameters: a mistyped POCL_REMOTE<n>_PARAMETERS (or none) leaves that
 # remote device out with a message naming the variable, never a signal; the other
-# devices of POCL_DEVICES are still served.
+# devices of POCL_DEVICES are still served. A POCL_DEVICES naming no driver says so.
 #   test_bad_parameters.sh STATE_FILE BUILD_DIR VECADD
 # For each malformed value, a client (python3 on the ICD loader: clGetPlatformIDs, then
 # clGetDeviceIDs four times) must exit 0 with CL_DEVICE_NOT_FOUND and stderr naming
@@ -63,6 +63,24 @@ for value in "${cases[@]}"; do
   fi
 done
 
+# POCL_DEVICES naming no driver: a message naming the variable, no device, no signal.
+for value in "bogus" "remote,pthread" "pthreads" " "; do
+  out=$(env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 POCL_DEVICES="$value" \
+        timeout -k 5 60 python3 "$tmp/probe.py" 2>"$tmp/err")
+  rc=$?
+  if ((rc != 0)); then
+    fail "POCL_DEVICES='$value': the client exited with $rc"
+  elif [[ $out != "-1 -1 -1 -1" ]]; then
+    fail "POCL_DEVICES='$value': clGetDeviceIDs returned '$out', expected CL_DEVICE_NOT_FOUND"
+  elif ! grep -q 'POCL_DEVICES' "$tmp/err"; then
+    fail "POCL_DEVICES='$value': no message naming POCL_DEVICES; stderr: $(head -c 300 "$tmp/err")"
+  elif (($(grep -c 'POCL_DEVICES' "$tmp/err") > 1)); then
+    fail "POCL_DEVICES='$value': the message came $(grep -c 'POCL_DEVICES' "$tmp/err") times"
+  else
+    echo "$name: POCL_DEVICES='$value': $(head -n1 "$tmp/err")"
+  fi
+done
+
 # A bad first address does not take the second device with it.
 if env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 POCL_DEVICES="remote remote" \
      POCL_REMOTE0_PARAMETERS="127.0.0.1:$port" POCL_REMOTE1_PARAMETERS="127.0.0.1:$port/0" \
@@ -77,4 +95,5 @@ if ((failures > 0)); then
   echo "$name: FAIL: $failures cases"
   exit 1
 fi
-echo "$name: PASS: ${#cases[@]} malformed addresses refused with a message, the good one served"
+echo "$name: PASS: ${#cases[@]} malformed addresses and 4 driver lists refused with a message," \
+     "the good address served"
