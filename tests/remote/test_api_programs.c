@@ -24,6 +24,8 @@
      (reqd_work_group_size attribute), clCreateKernelsInProgram.
    - A 3-D NDRange with a global offset and a local size: every work-item's
      global, local and group ids.
+   - A __private struct holding a long16: 128-byte aligned in every
+     work-item.
    - If CL_DEVICE_IMAGE_SUPPORT: a 2-D RGBA/CL_UNSIGNED_INT8 image written
      with clEnqueueWriteImage, read in a kernel through a sampler passed as an
      argument (nearest, clamp-to-edge, unnormalized coordinates, reads that
@@ -421,6 +423,58 @@ static const char *ids_src
       "  out[3 * i + 2] = PACK (get_group_id);\n"
       "}\n";
 
+/* A __private struct holding a long16 is aligned to the long16's 128 bytes
+   (OpenCL-CTS test_vectors vec_align_struct): each work-item writes the
+   offset of its copy's address within 128 bytes.  */
+static const char *align_src
+    = "typedef struct { char c; long16 v; } S;\n"
+      "__kernel void align (__global uint *out)\n"
+      "{\n"
+      "  S s;\n"
+      "  s.c = (char)get_global_id (0);\n"
+      "  s.v = (long16)(get_global_id (0));\n"
+      "  volatile __private S *p = &s;\n"
+      "  out[get_global_id (0)] = (uint)((ulong)&p->v % 128);\n"
+      "}\n";
+
+static void
+test_private_alignment (void)
+{
+  enum
+  {
+    ITEMS = 64
+  };
+  const size_t global = ITEMS, local = 16;
+  cl_uint got[ITEMS];
+  cl_int err;
+  step ("build");
+  cl_program p = build_program (ctx, dev, align_src, NULL);
+  cl_kernel k = clCreateKernel (p, "align", &err);
+  CHECK_ERR (err, "clCreateKernel(align)");
+  cl_mem out = clCreateBuffer (ctx, CL_MEM_READ_WRITE, sizeof (got), NULL,
+                               &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  CHECK (clSetKernelArg (k, 0, sizeof (out), &out));
+  step ("run");
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &global, &local, 0, NULL,
+                                 NULL));
+  CHECK (clEnqueueReadBuffer (q, out, CL_TRUE, 0, sizeof (got), got, 0, NULL,
+                              NULL));
+  for (size_t i = 0; i < ITEMS; ++i)
+    if (got[i] != 0)
+      {
+        fail ("work-item %zu: its private long16 is %u bytes past a multiple "
+              "of 128",
+              i, got[i]);
+        break;
+      }
+  clReleaseMemObject (out);
+  clReleaseKernel (k);
+  clReleaseProgram (p);
+  note ("a private struct holding a long16: 128-byte aligned in every "
+        "work-item");
+}
+
 static void
 test_ndrange_ids (void)
 {
@@ -814,6 +868,7 @@ main (int argc, char **argv)
   run_sub ("clCompileProgram + clLinkProgram", test_compile_link, 60);
   run_sub ("binaries fetched on demand", test_binaries_on_demand, 120);
   run_sub ("NDRange offsets and local sizes", test_ndrange_ids, 60);
+  run_sub ("private alignment", test_private_alignment, 60);
   run_sub ("kernel metadata", test_kernel_metadata, 60);
   run_sub ("images and samplers", test_images, 60);
 
