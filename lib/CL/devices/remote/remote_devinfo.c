@@ -233,6 +233,18 @@ store_image_formats (cl_device_id dev, uint32_t type, const char *v,
 
 static void keep_info (remote_device_data *d, const char *entry, uint64_t n);
 
+/* The OpenCL C features proper among a device's features (vendors list
+   extensions there too).  */
+static size_t
+language_features (cl_device_id dev)
+{
+  size_t i, n = 0;
+  for (i = 0; i < dev->num_opencl_features_with_version; ++i)
+    n += strncmp (dev->opencl_features_with_version[i].name, "__opencl_c_", 11)
+         == 0;
+  return n;
+}
+
 /* PoCL's own copies of the extension and feature lists (it checks them
    itself, e.g. for command buffers) less what is not served.  */
 static void
@@ -240,6 +252,7 @@ hide_unserved (cl_device_id dev)
 {
   remote_device_data *d = (remote_device_data *)dev->data;
   size_t features = dev->num_opencl_features_with_version, i;
+  size_t c_features = language_features (dev);
   /* PoCL's clGetKernelSubGroupInfo aborts on a device with sub-groups */
   dev->max_num_sub_groups = 0;
   dev->sub_group_independent_forward_progress = CL_FALSE;
@@ -265,7 +278,7 @@ hide_unserved (cl_device_id dev)
   /* OpenCL C 2.0 has no optional features: with one hidden, the device
      does not have it (OpenCL 3.0, CL_DEVICE_OPENCL_C_VERSION), and reports
      OpenCL C 1.2 as its highest full version */
-  d->c_version_cut = dev->num_opencl_features_with_version != features;
+  d->c_version_cut = language_features (dev) != c_features;
   if (d->c_version_cut && dev->opencl_c_with_version != NULL)
     {
       cl_name_version *v = (cl_name_version *)dev->opencl_c_with_version;
