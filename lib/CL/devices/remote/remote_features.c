@@ -138,6 +138,14 @@ pocl_remote_filter_extensions (const char *server)
   return out;
 }
 
+/* A cl_name_version's name, served as an extension.  */
+static int
+name_served (const char *name)
+{
+  return pocl_remote_extension_served (
+      name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE));
+}
+
 /* OpenCL C features less those that need an API this driver does not
    forward: pipes (clCreatePipe's objects), device-side enqueue (on-device
    queues) and sub-groups (clGetKernelSubGroupInfo, which PoCL 3.1 does not
@@ -146,18 +154,10 @@ static int
 feature_served (const char *name)
 {
   if (strncmp (name, "cl_", 3) == 0)
-    return pocl_remote_extension_served (
-        name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE));
+    return name_served (name);
   return strcmp (name, "__opencl_c_pipes") != 0
          && strcmp (name, "__opencl_c_device_enqueue") != 0
          && strcmp (name, "__opencl_c_subgroups") != 0;
-}
-
-static int
-extension_version_served (const char *name)
-{
-  return pocl_remote_extension_served (
-      name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE));
 }
 
 /* Drops the entries of a cl_name_version array that `keep` refuses, in
@@ -169,8 +169,7 @@ pocl_remote_filter_name_versions (cl_name_version *a, size_t n, int features)
   for (i = 0; i < n; ++i)
     {
       a[i].name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = 0;
-      if (features ? feature_served (a[i].name)
-                   : extension_version_served (a[i].name))
+      if (features ? feature_served (a[i].name) : name_served (a[i].name))
         a[k++] = a[i];
     }
   return k;
@@ -187,9 +186,8 @@ pocl_remote_query_hidden (cl_device_info param)
 }
 
 /* A core query whose server answer describes a feature the remote device
-   hides: the answer of a device without it, in *value (zero bytes of the
-   server's size for numbers, an empty string or array).  Returns 0 for other
-   queries.  */
+   hides: answered as a device without it answers (zero bytes of the
+   server's size).  Returns 0 for other queries.  */
 int
 pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param)
 {
@@ -209,10 +207,6 @@ pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param)
     /* sub-groups: see feature_served */
     case CL_DEVICE_MAX_NUM_SUB_GROUPS:
     case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
-    /* SPIR-V and SPIR: programs are sent as source or as this driver's
-       binaries */
-    case CL_DEVICE_IL_VERSION:
-    case CL_DEVICE_ILS_WITH_VERSION:
       return 1;
     /* images from buffers other than 1D buffer images are not forwarded:
        OpenCL 3.0 asks for 0 without cl_khr_image2d_from_buffer */
