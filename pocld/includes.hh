@@ -15,8 +15,10 @@ namespace pocld {
 class IncludeDir {
 public:
   // Writes the files ("k/path", checked by decode) under a directory of
-  // this process; ok() tells whether that worked.
-  IncludeDir(const std::vector<std::pair<const char *, size_t>> &names,
+  // this process, unless this server has them all where the client found
+  // them (the k-th -I of `options`); ok() tells whether that worked.
+  IncludeDir(const std::string &options,
+             const std::vector<std::pair<const char *, size_t>> &names,
              const std::vector<std::pair<const char *, size_t>> &data);
   // Removes the directory and everything in it.
   ~IncludeDir();
@@ -28,6 +30,10 @@ public:
   const std::string &options() const { return options_; }
 
 private:
+  static bool
+  found_in_place(const std::string &options,
+                 const std::vector<std::pair<const char *, size_t>> &names,
+                 const std::vector<std::pair<const char *, size_t>> &data);
   std::string root_, options_;
   bool ok_ = true;
 };

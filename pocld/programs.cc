@@ -455,7 +455,9 @@ bool Session::build_program(const Decoded &msg)
   }
   // Files the source includes from the client's directories, on disk
   // until the build is done.
-  IncludeDir includes(msg.file_names, msg.file_data);
+  IncludeDir includes(
+      std::string(reinterpret_cast<const char *>(opts), c.options_len),
+      msg.file_names, msg.file_data);
   if (!includes.ok()) {
     LOG_WARN(sid_, "program %llu: cannot write its %zu included files",
              (unsigned long long)c.prog_id, msg.file_names.size());

@@ -111,6 +111,31 @@ test_includes (void)
         "missing one fails");
 }
 
+/* Absolute -I directories that the server has too (one machine, or one
+   installation on both): the build goes as a local one, at the client's
+   paths, so its log names the header where the client has it (and a
+   caching compiler finds the local build's entry).  */
+static void
+test_shared_directories (void)
+{
+  char path[512], opts[640];
+  snprintf (opts, sizeof (opts), "-I %s", dir1);
+  snprintf (path, sizeof (path), "%s/warn.h", dir1);
+  write_text (path, "#warning from_warn_h\n#define W_VAL 7u\n");
+  const char *wsrc = "#include \"warn.h\"\n"
+                     "__kernel void k (__global uint *o)\n"
+                     "{ o[get_global_id (0)] = W_VAL * (uint)get_global_id (0); }\n";
+  cl_program p = build_program (ctx, dev, wsrc, opts);
+  check (p, 7, 0, "clBuildProgram with an absolute -I");
+  char *log = build_log (p, dev);
+  if (strstr (log, "from_warn_h") == NULL || strstr (log, path) == NULL)
+    fail ("the build log does not name %s with its warning: %s", path, log);
+  free (log);
+  clReleaseProgram (p);
+  note ("a header of an absolute -I directory: built where the client has "
+        "it (the log names %s)", path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -128,6 +153,9 @@ main (int argc, char **argv)
   q = clCreateCommandQueue (ctx, dev, 0, &err);
   CHECK_ERR (err, "clCreateCommandQueue");
   run_sub ("includes from client directories", test_includes, 240);
+  if (!sub_hung)
+    run_sub ("includes from shared directories", test_shared_directories,
+             120);
   if (sub_hung)
     return sub_finish ("");
   clFinish (q);
