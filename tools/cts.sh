@@ -198,11 +198,16 @@ run_one() {   # binary mode
   log "test_$b $mode: exit $rc after $(( $(date +%s) - start )) s"
 }
 # Slowest first on pthread (measured): compiler, api, buffers and printf take minutes.
+# Every local run before the remote ones: a pocld serving PoCL builds with the local
+# run's PoCL kernel cache, so a remote run that follows its local one finds its kernels
+# built instead of compiling each at the same time.
 order=(compiler api buffers printf atomics events profiling mem_host_flags computeinfo)
 queue=()
-for b in "${order[@]}" "${runnable[@]}"; do
-  [[ " ${runnable[*]} " == *" $b "* && " ${queue[*]} " != *" $b:local "* ]] || continue
-  queue+=("$b:local" "$b:remote")
+for mode in local remote; do
+  for b in "${order[@]}" "${runnable[@]}"; do
+    [[ " ${runnable[*]} " == *" $b "* && " ${queue[*]} " != *" $b:$mode "* ]] || continue
+    queue+=("$b:$mode")
+  done
 done
 for item in "${queue[@]}"; do
   while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || true; done

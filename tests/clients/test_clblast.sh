@@ -2,9 +2,9 @@
 # clients/clblast_<routine>: one of Debian's CLBlast correctness tests (clblast-tests)
 # through the remote device, and on the local pthread device for comparison.
 #   test_clblast.sh RUN_REMOTE STATE_FILE BUILD_DIR ROUTINE WORK_DIR
-# Runs /usr/bin/clblast_test_ROUTINE twice at once (each compiles its own kernels, one
-# core each): POCL_DEVICES=pthread locally, and through RUN_REMOTE against the fixture's
-# pocld. The binary checks every result against the reference BLAS (libblas3) itself
+# Runs /usr/bin/clblast_test_ROUTINE twice, one run after the other (run_both.sh):
+# POCL_DEVICES=pthread locally, then through RUN_REMOTE against the fixture's pocld, whose
+# builds find the local run's kernels in PoCL's kernel cache. The binary checks every result against the reference BLAS (libblas3) itself
 # and exits non-zero on any failure. Its default (non -full_test) sizes are used.
 # Passes when both exit 0, report no failed test-case, and report the same numbers of
 # passed and skipped test-cases (skips: precisions the device lacks, and cases whose

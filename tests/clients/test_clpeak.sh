@@ -2,8 +2,8 @@
 # clients/clpeak: Debian's clpeak runs all its tests to completion through the remote
 # device, and reports the same set of results as on the local pthread device.
 #   test_clpeak.sh RUN_REMOTE STATE_FILE BUILD_DIR WORK_DIR
-# Runs clpeak (all tests) twice at once: POCL_DEVICES=pthread locally, and through
-# RUN_REMOTE against the fixture's pocld. Checks: both exit 0, the remote run is on the
+# Runs clpeak (all tests) twice, one run after the other (run_both.sh):
+# POCL_DEVICES=pthread locally, then through RUN_REMOTE against the fixture's pocld. Checks: both exit 0, the remote run is on the
 # remote device, every result line carries a number, and both runs list the same
 # results (section and label: bandwidths, compute widths, transfer modes, latency), so
 # nothing was skipped or failed on one side only. The figures themselves are timings
