@@ -11,6 +11,11 @@
 #include <cstring>
 #include <sys/socket.h>
 
+#ifdef POCL_REMOTE_HAVE_TLS
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#endif
+
 namespace pocld {
 
 #ifdef POCL_REMOTE_HAVE_TLS

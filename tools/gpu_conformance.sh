@@ -32,7 +32,7 @@ d=$BUILD_DIR/native-tests
 mkdir -p "$d"
 tests=(svm program_binaries program_includes event_status mem_objects)
 for t in "${tests[@]}"; do
-  cc -O2 -Itests/remote -Iprotocol -Ilib/CL/devices/remote -o "$d/$t" "tests/remote/test_$t.c" \
+  cc -O2 -Itests/remote -Iprotocol/wire -Ilib/CL/devices/remote -o "$d/$t" "tests/remote/test_$t.c" \
      -lOpenCL -lpthread -lm 2>/dev/null || echo "test_$t: does not build"
 done
 printf '#!/bin/sh\nexec env -u OCL_ICD_VENDORS -u POCL_DEVICES OCL_ICD_FILENAMES=%s %s "$@"\n' \

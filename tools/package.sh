@@ -127,7 +127,7 @@ control "$server" "$(shlibs "$server"), ocl-icd-libopencl1, adduser" net \
   "PoCL-R clients, one process per session, with pre-shared keys and TLS." \
   "A systemd service (Type=notify, reload on SIGHUP) run by the pocld user," \
   "configured in /etc/pocld.conf."
-# pocld loads UCX at run time (protocol/pocl_remote_ucx.c), where `ucx` may use it.
+# pocld loads UCX at run time (protocol/transports/ucx/pocl_remote_ucx.c), where `ucx` may use it.
 echo "Recommends: libucx0" >>"$server/DEBIAN/control"
 echo /etc/pocld.conf >"$server/DEBIAN/conffiles"
 for s in postinst prerm postrm; do

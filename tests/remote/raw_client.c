@@ -1,5 +1,5 @@
 /* raw_client.c - a PoCL-R client speaking the wire protocol directly over
-   raw sockets (protocol/pocl_remote_protocol.h), for tests of what pocld does
+   raw sockets (protocol/wire/pocl_remote_protocol.h), for tests of what pocld does
    with messages an OpenCL client would never send.  Included by a test after
    remote_test_util.c (for fail, xmalloc, clerr); the test sets server_port.
    test_session_isolation.c, test_hostile_limits.c, test_hostile_mem.c and

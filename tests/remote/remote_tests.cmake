@@ -42,7 +42,7 @@ foreach(prog ${REMOTE_E2E_PROGRAMS})
   # the traffic query (pocl_remote_ext.h) and cl_ext_pocl.h for the
   # multi-server test.
   target_include_directories(${tgt} PRIVATE
-    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol"
+    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol/wire"
     "${CMAKE_SOURCE_DIR}/lib/CL/devices/remote" "${CMAKE_SOURCE_DIR}/include")
   target_link_libraries(${tgt} ${OPENCL_LIBS})
 endforeach()

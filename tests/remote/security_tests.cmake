@@ -23,7 +23,7 @@ set_tests_properties(remote/fuzz_params PROPERTIES
 # cuts.
 add_executable(fault_proxy "${REMOTE_REPO_DIR}/tools/fault_proxy.cc")
 set_target_properties(fault_proxy PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
-target_include_directories(fault_proxy PRIVATE "${REMOTE_REPO_DIR}/protocol")
+target_include_directories(fault_proxy PRIVATE "${REMOTE_REPO_DIR}/protocol/wire")
 
 # The test clients of this file (hostile_limits speaks the protocol itself).
 foreach(client connection_cut link_down hostile_limits)
@@ -35,7 +35,7 @@ foreach(client connection_cut link_down hostile_limits)
     target_include_directories(remote_test_${client} PRIVATE "${CMAKE_SOURCE_DIR}/include")
   endif()
   target_include_directories(remote_test_${client} PRIVATE
-    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol")
+    "${CMAKE_CURRENT_SOURCE_DIR}" "${CMAKE_SOURCE_DIR}/protocol/wire")
   target_link_libraries(remote_test_${client} ${OPENCL_LIBS})
 endforeach()
 

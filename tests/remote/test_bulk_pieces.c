@@ -1,5 +1,5 @@
 /* test_bulk_pieces.c - the pieces in which the bulk transports
-   (protocol/pocl_remote_bulk.h) tell a receiver of a payload's gap-free
+   (protocol/transports/pocl_remote_bulk.h) tell a receiver of a payload's gap-free
    prefix, over real sockets of this process, inline and striped over a
    link and three lanes: pieces follow one another from 0 to the payload's
    end; before its last `step` bytes each is a step or more; in them each

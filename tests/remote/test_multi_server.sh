@@ -131,7 +131,7 @@ done
 # A check that hangs prints the servers' stacks while they still wait.
 export REMOTE_TEST_ON_HANG="env -u LD_PRELOAD $(printf '%q ' "$fixture" stacks "${states[@]}")"
 if [[ $mode == ucx_declined ]]; then
-  # UCX is loaded where --ucx may use it, and only there (protocol/pocl_remote_ucx.c).
+  # UCX is loaded where --ucx may use it, and only there (protocol/transports/ucx/pocl_remote_ucx.c).
   for i in 0 1; do
     maps=/proc/$(sed -n 's/^POCLD_PID=//p' "${states[$i]}")/maps
     if grep -q 'libucp\.so' "$maps"; then loaded=1; else loaded=0; fi

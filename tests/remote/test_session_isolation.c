@@ -3,7 +3,7 @@
 
    Run through run_remote.sh (it reads the port from POCL_REMOTE0_PARAMETERS).
    The parent process speaks the wire protocol directly over raw sockets
-   (protocol/pocl_remote_protocol.h); two forked children are ordinary OpenCL
+   (protocol/wire/pocl_remote_protocol.h); two forked children are ordinary OpenCL
    clients through the remote driver.  Checks, in order:
 
    1. Handshake: HELLO with a wrong magic, a wrong version (0 and 2), an

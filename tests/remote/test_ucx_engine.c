@@ -1,4 +1,4 @@
-/* test_ucx_engine.c - the UCX engine of protocol/pocl_remote_ucx.h between
+/* test_ucx_engine.c - the UCX engine of protocol/transports/ucx/pocl_remote_ucx.h between
    two processes of this host, over whatever UCX_TLS lets UCX use (the
    tests run it with tcp, and with shared memory): the processes exchange
    their worker addresses over a socketpair, as two PoCL-R ends do over

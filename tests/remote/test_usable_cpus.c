@@ -1,4 +1,4 @@
-/* test_usable_cpus.c - protocol/pocl_remote_cpus.c: the CPUs that the
+/* test_usable_cpus.c - protocol/util/pocl_remote_cpus.c: the CPUs that the
    client's and pocld's spinning, completion waiting and lanes are chosen
    by are those of the process's affinity mask and cgroup v2 CPU quota, not
    the machine's.

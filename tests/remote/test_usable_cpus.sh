@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # remote/usable_cpus: the CPUs that spinning, completion waiting and lanes are chosen
-# by (protocol/pocl_remote_cpus.c) are the process's, not the machine's.
+# by (protocol/util/pocl_remote_cpus.c) are the process's, not the machine's.
 #   test_usable_cpus.sh FIXTURE POCLD BUILD_DIR UNIT WORK_DIR
 # 1. UNIT (test_usable_cpus.c): the affinity mask and cgroup v2 quotas, in-process.
 # 2. A pocld started under `taskset -c` of one CPU says it has one usable CPU.

@@ -1,11 +1,8 @@
 # remote/ucx_engine_tcp, remote/ucx_engine_shm: the UCX engine that moves bulk payloads
-# (protocol/pocl_remote_ucx.h) between two processes, over UCX's TCP transport and over
+# (protocol/transports/ucx/pocl_remote_ucx.h) between two processes, over UCX's TCP transport and over
 # its shared memory (posix, cma).  Included from CMakeLists.txt when pkg-config finds UCX.
-add_executable(remote_test_ucx_engine test_ucx_engine.c
-  "${REMOTE_REPO_DIR}/protocol/pocl_remote_ucx.c")
-target_include_directories(remote_test_ucx_engine PRIVATE "${REMOTE_REPO_DIR}/protocol"
-  ${UCX_INCLUDE_DIRS})
-target_link_libraries(remote_test_ucx_engine ${CMAKE_DL_LIBS} pthread)
+add_executable(remote_test_ucx_engine test_ucx_engine.c)
+target_link_libraries(remote_test_ucx_engine pocl-remote-protocol)
 foreach(variant "tcp;tcp" "shm;sm,self")
   list(GET variant 0 name)
   list(GET variant 1 tls)

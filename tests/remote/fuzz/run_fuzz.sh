@@ -22,20 +22,24 @@ repo=$(cd "$here/../../.." && pwd)
 cxx=${FUZZ_CXX:-clang++-15}
 # Exactly the product's sources: the target links them, not a copy; the C ones (csrcs)
 # through clang-15 (FUZZ_CC) as C.
+protocol_incs=(-I"$repo/protocol/wire" -I"$repo/protocol/transports"
+               -I"$repo/protocol/transports/tls" -I"$repo/protocol/transports/ucx"
+               -I"$repo/protocol/util")
+protocol_hdrs=("$repo"/protocol/*/*.h "$repo"/protocol/transports/*/*.h)
 case $target in
   decode)
     seeds=$repo/tests/remote/fuzz_corpus
     srcs=("$here/fuzz_decode.cc" "$repo/pocld/decode.cc" "$repo/pocld/control.cc"
           "$repo/pocld/wire.cc" "$repo/pocld/tls.cc")
-    csrcs=("$repo/protocol/pocl_remote_cpus.c")
-    incs=(-I"$repo/pocld" -I"$repo/protocol")
-    deps=("$repo"/pocld/*.hh "$repo"/protocol/pocl_remote_*.h) ;;
+    csrcs=("$repo/protocol/util/pocl_remote_cpus.c")
+    incs=(-I"$repo/pocld" "${protocol_incs[@]}")
+    deps=("$repo"/pocld/*.hh "${protocol_hdrs[@]}") ;;
   params)
     seeds=$repo/tests/remote/fuzz_corpus_params
     srcs=("$here/fuzz_params.cc")
     csrcs=("$repo/lib/CL/devices/remote/remote_params.c")
-    incs=(-I"$repo/lib/CL/devices/remote" -I"$repo/protocol")
-    deps=("$repo"/lib/CL/devices/remote/remote_params.h "$repo"/protocol/pocl_remote_*.h) ;;
+    incs=(-I"$repo/lib/CL/devices/remote" "${protocol_incs[@]}")
+    deps=("$repo"/lib/CL/devices/remote/remote_params.h "${protocol_hdrs[@]}") ;;
   *) echo "$0: unknown target $target" >&2; exit 2 ;;
 esac
 mkdir -p "$work/corpus"

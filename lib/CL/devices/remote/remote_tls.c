@@ -16,6 +16,11 @@
 #include "remote_transport.h"
 #include <unistd.h>
 
+#ifdef POCL_REMOTE_HAVE_TLS
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#endif
+
 /* POCL_REMOTE_TLS=1: connect to every pocld with TLS.  */
 int
 pocl_remote_tls_wanted (void)

@@ -4,7 +4,7 @@
    one payload to the next: pocl_remote_workers.c), so that each stream's
    copies have a core of their own: one TCP stream moves about 3.5
    GB/s from and to memory on the H200 host, four about 10
-   (doc/benchmarks.md).  Compiled into the client driver and into pocld;
+   (doc/benchmarks.md).  Part of the protocol library;
    who opens the lanes is each side's (remote_lanes.c, pocld's
    peer_lanes.cc and child.cc).  */
 

@@ -1,13 +1,14 @@
 /* pocl_remote_link_tls.c - the TLS link (pocl_remote_link.h): a socket and
    its pocl_remote_tls, whose I/O (pocl_remote_tls.h) both sides share.
-   Compiled into the client driver and into pocld when they have libssl;
-   the handshakes are each side's (remote_tls.c, pocld's tls.cc).  */
+   Part of the protocol library where the build found libssl; the
+   handshakes are each side's (remote_tls.c, pocld's tls.cc).  */
 
 #ifdef POCL_REMOTE_HAVE_TLS
 
 #include "pocl_remote_link.h"
 #include "pocl_remote_tls.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 static pocl_remote_tls *

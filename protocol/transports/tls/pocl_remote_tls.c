@@ -1,17 +1,8 @@
-/* pocl_remote_tls.h - TLS on PoCL-R connections (doc/security.md): the I/O
-   that the client driver (C) and pocld (C++) share.  OpenSSL's libssl, when
-   the build found it (POCL_REMOTE_HAVE_TLS).
+/* pocl_remote_tls.c - TLS on PoCL-R connections (pocl_remote_tls.h):
+   OpenSSL's libssl under the connection's lock, over a non-blocking
+   socket.  */
 
-   An SSL object must not be used by two threads at once, and every
-   connection has a reader thread and senders.  So each SSL call takes the
-   connection's lock, the socket is non-blocking, and nobody waits for the
-   socket while holding the lock: a sender blocked on a full socket must not
-   keep the reader from draining the other direction (both ends sending bulk
-   data on one data socket would deadlock).  There is no kTLS here, so the
-   bytes go through SSL_read and SSL_write.  */
-
-#ifndef POCL_REMOTE_TLS_H
-#define POCL_REMOTE_TLS_H
+#include "pocl_remote_tls.h"
 
 #ifdef POCL_REMOTE_HAVE_TLS
 
@@ -19,9 +10,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -32,32 +23,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-typedef struct pocl_remote_tls
-{
-  SSL *ssl;
-  int fd;
-  /* Bound of one wait for the socket, in ms; -1: none.  */
-  int recv_timeout_ms;
-  int send_timeout_ms;
-  pthread_mutex_t lock; /* around every SSL call, never around a wait */
-} pocl_remote_tls;
-
-/* Small pieces of one message are gathered into a record of this size (one
-   SSL_write, one send instead of one per piece); larger ones go out from
-   where they are.  */
-#define POCL_REMOTE_TLS_RECORD 16384
-/* At most this much per SSL_write, so that the reader gets the lock in
-   between the records of a large message.  */
-#define POCL_REMOTE_TLS_WRITE_MAX (4 * POCL_REMOTE_TLS_RECORD)
-
-/* What every context sets: TLS 1.3 only (both ends are ours), writes that
-   may be partial and continue from a moved buffer, read-ahead (one recv for
-   a record's header and body).  */
-static inline void
+void
 pocl_remote_tls_ctx_defaults (SSL_CTX *ctx)
 {
   SSL_CTX_set_min_proto_version (ctx, TLS1_3_VERSION);
@@ -69,7 +35,7 @@ pocl_remote_tls_ctx_defaults (SSL_CTX *ctx)
 /* The socket under an SSL object.  OpenSSL's own socket BIO writes without
    MSG_NOSIGNAL: a peer that closed would kill the application with SIGPIPE
    (pocld ignores it, an application using the driver need not).  */
-static inline int
+static int
 pocl_remote_bio_write (BIO *b, const char *buf, size_t n, size_t *done)
 {
   ssize_t r;
@@ -87,7 +53,7 @@ pocl_remote_bio_write (BIO *b, const char *buf, size_t n, size_t *done)
   return 1;
 }
 
-static inline int
+static int
 pocl_remote_bio_read (BIO *b, char *buf, size_t n, size_t *done)
 {
   ssize_t r;
@@ -105,7 +71,7 @@ pocl_remote_bio_read (BIO *b, char *buf, size_t n, size_t *done)
   return 1;
 }
 
-static inline long
+static long
 pocl_remote_bio_ctrl (BIO *b, int cmd, long num, void *ptr)
 {
   (void)b;
@@ -116,7 +82,7 @@ pocl_remote_bio_ctrl (BIO *b, int cmd, long num, void *ptr)
 
 static BIO_METHOD *pocl_remote_bio_method_;
 
-static inline void
+static void
 pocl_remote_bio_method_init (void)
 {
   BIO_METHOD *m = BIO_meth_new (BIO_get_new_index () | BIO_TYPE_SOURCE_SINK,
@@ -132,9 +98,7 @@ pocl_remote_bio_method_init (void)
   pocl_remote_bio_method_ = m;
 }
 
-/* TLS state for the connected socket fd, which becomes non-blocking.  NULL
-   when out of memory.  */
-static inline pocl_remote_tls *
+pocl_remote_tls *
 pocl_remote_tls_new (SSL_CTX *ctx, int fd, int server)
 {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -167,7 +131,7 @@ pocl_remote_tls_new (SSL_CTX *ctx, int fd, int server)
   return t;
 }
 
-static inline void
+void
 pocl_remote_tls_free (pocl_remote_tls *t)
 {
   if (t == NULL)
@@ -180,7 +144,7 @@ pocl_remote_tls_free (pocl_remote_tls *t)
 /* Waits until fd is ready for what SSL asked for (`want`): 0, or -1 on a
    timeout or a poll error.  A closed or failed socket counts as ready: the
    next SSL call reports it.  */
-static inline int
+static int
 pocl_remote_tls_wait (int fd, int want, int timeout_ms)
 {
   struct pollfd p;
@@ -203,7 +167,7 @@ pocl_remote_tls_wait (int fd, int want, int timeout_ms)
 /* One SSL_read or SSL_write of up to n bytes, waiting for the socket as
    needed: the bytes done (> 0), 0 at the peer's close_notify, -1 on an
    error, a timeout or a close without close_notify.  */
-static inline int
+static int
 pocl_remote_tls_call (pocl_remote_tls *t, int write, void *buf, int n)
 {
   for (;;)
@@ -234,21 +198,20 @@ pocl_remote_tls_call (pocl_remote_tls *t, int write, void *buf, int n)
     }
 }
 
-/* Like recv: up to n bytes (> 0), 0 at the end, -1 on an error.  */
-static inline long
+long
 pocl_remote_tls_recv (pocl_remote_tls *t, void *buf, size_t n)
 {
   return pocl_remote_tls_call (t, 0, buf,
                                n < (size_t)1 << 30 ? (int)n : 1 << 30);
 }
 
-static inline int
+static int
 pocl_remote_tls_write_all (pocl_remote_tls *t, const char *p, size_t n)
 {
   while (n > 0)
     {
-      int chunk = n < POCL_REMOTE_TLS_WRITE_MAX ? (int)n
-                                                : POCL_REMOTE_TLS_WRITE_MAX;
+      int chunk
+          = n < POCL_REMOTE_TLS_WRITE_MAX ? (int)n : POCL_REMOTE_TLS_WRITE_MAX;
       int r = pocl_remote_tls_call (t, 1, (void *)p, chunk);
       if (r <= 0)
         return -1;
@@ -258,11 +221,8 @@ pocl_remote_tls_write_all (pocl_remote_tls *t, const char *p, size_t n)
   return 0;
 }
 
-/* Sends the pieces in order, whole: 0, or -1 on an error.  The caller holds
-   the connection's send lock, which keeps a message in one piece.  */
-static inline int
-pocl_remote_tls_sendv (pocl_remote_tls *t, const struct iovec *iov,
-                       int count)
+int
+pocl_remote_tls_sendv (pocl_remote_tls *t, const struct iovec *iov, int count)
 {
   char buf[POCL_REMOTE_TLS_RECORD];
   size_t used = 0;
@@ -299,16 +259,13 @@ pocl_remote_tls_sendv (pocl_remote_tls *t, const struct iovec *iov,
   return used > 0 ? pocl_remote_tls_write_all (t, buf, used) : 0;
 }
 
-/* The TLS handshake, bounded by timeout_ms in all.  NULL, or why it failed
-   (written into why).  */
-static inline const char *
+const char *
 pocl_remote_tls_handshake (pocl_remote_tls *t, int timeout_ms, char *why,
                            size_t why_len)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  long long deadline
-      = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + timeout_ms;
+  long long deadline = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + timeout_ms;
   for (;;)
     {
       ERR_clear_error ();
@@ -323,8 +280,7 @@ pocl_remote_tls_handshake (pocl_remote_tls *t, int timeout_ms, char *why,
               = deadline - (ts.tv_sec * 1000LL + ts.tv_nsec / 1000000);
           if (left > 0 && pocl_remote_tls_wait (t->fd, e, (int)left) == 0)
             continue;
-          snprintf (why, why_len, "no TLS handshake within %d ms",
-                    timeout_ms);
+          snprintf (why, why_len, "no TLS handshake within %d ms", timeout_ms);
           return why;
         }
       long verify = SSL_get_verify_result (t->ssl);
@@ -340,11 +296,5 @@ pocl_remote_tls_handshake (pocl_remote_tls *t, int timeout_ms, char *why,
       return why;
     }
 }
-
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* POCL_REMOTE_HAVE_TLS */
 
 #endif

@@ -1,6 +1,6 @@
 /* pocl_remote_link.c - what every link shares (pocl_remote_link.h): the
    link that is not connected, recv_full over recv, the spins' clock.
-   Compiled into the client driver and into pocld.  */
+   Part of the protocol library.  */
 
 #include "pocl_remote_link.h"
 

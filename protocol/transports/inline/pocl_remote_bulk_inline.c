@@ -1,6 +1,6 @@
 /* pocl_remote_bulk_inline.c - the inline bulk transport
    (pocl_remote_bulk.h): a payload goes on its message's link, in the
-   message's own send.  Compiled into the client driver and into pocld.  */
+   message's own send.  Part of the protocol library.  */
 
 #include "pocl_remote_bulk.h"
 #include "pocl_remote_lanes.h"

@@ -1,5 +1,5 @@
 /* pocl_remote_link_tcp.c - the TCP link (pocl_remote_link.h): one blocking
-   socket.  Compiled into the client driver and into pocld.  */
+   socket.  Part of the protocol library.  */
 
 #include "pocl_remote_link.h"
 
