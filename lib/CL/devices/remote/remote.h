@@ -12,6 +12,7 @@
 #define POCL_REMOTE_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -35,6 +36,7 @@
 typedef struct remote_request remote_request;
 typedef struct remote_event remote_event;
 typedef struct remote_server remote_server;
+typedef struct remote_inflight remote_inflight;
 
 /* A synchronous request waiting for its REPLY.  */
 struct remote_request
@@ -158,7 +160,7 @@ struct remote_server
   pthread_cond_t reply_cond;
   remote_request *requests;
   uint64_t next_request_id;
-  remote_event *events[REMOTE_EVENT_BUCKETS];
+  remote_inflight *events[REMOTE_EVENT_BUCKETS];
   uint64_t in_flight; /* commands in `events` (atomic) */
 
   /* Contexts with a lower id belong to the dead session this one replaced
@@ -198,27 +200,13 @@ typedef struct remote_device_data
   int c_version_cut;
 } remote_device_data;
 
-/* Per-command driver data, hung on cl_event->data.  */
-struct remote_event
+/* A command in flight, as the channel knows it: its id in the in-flight
+   table, and where a READ's completion payload lands.  The driver's
+   remote_event holds one.  */
+typedef struct remote_inflight
 {
   uint64_t id;
-  cl_event event;
-  remote_server *server; /* the server that completes it */
-  /* the server that received its wait list: `server`, except for a
-     migration between servers, whose waits go with the PUSH */
-  remote_server *wait_server;
-  remote_event *hash_next;
-  pthread_cond_t cond; /* clWaitForEvents waiters */
-  /* set (atomically) once PoCL finished the event: what a waiting thread's
-     spin reads, since PoCL writes the status under the event's lock */
-  unsigned finished;
-  /* set after the command went out: later commands may then name it as a
-     SAME_SERVER dependency (atomic: read by other threads' submits) */
-  int sent;
-  /* dependencies sent as FOREIGN: their completion must be forwarded; past
-     REMOTE_FOREIGN_IDS every completion is */
-  unsigned num_foreign;
-  uint64_t foreign[REMOTE_FOREIGN_IDS];
+  struct remote_inflight *hash_next;
   /* where a READ's completion payload goes */
   void *dst;
   uint64_t dst_size;
@@ -231,16 +219,41 @@ struct remote_event
   /* a large read's data comes in READ_DATA parts: bytes in so far, and the
      total the parts announce */
   uint64_t received, total;
+  /* a dependency failed (set by the driver, atomic): a read's payload is
+     dropped, the application's memory stays as it was */
+  int dep_failed;
+} remote_inflight;
+
+/* Per-command driver data, hung on cl_event->data.  */
+struct remote_event
+{
+  /* First: the channel hands it back.  Its dep_failed also fails the
+     command, with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, whatever
+     the server's runtime made of it (as a local device,
+     pocl_remote_notify_dep).  */
+  remote_inflight inflight;
+  cl_event event;
+  remote_server *server; /* the server that completes it */
+  /* the server that received its wait list: `server`, except for a
+     migration between servers, whose waits go with the PUSH */
+  remote_server *wait_server;
+  pthread_cond_t cond; /* clWaitForEvents waiters */
+  /* set (atomically) once PoCL finished the event: what a waiting thread's
+     spin reads, since PoCL writes the status under the event's lock */
+  unsigned finished;
+  /* set after the command went out: later commands may then name it as a
+     SAME_SERVER dependency (atomic: read by other threads' submits) */
+  int sent;
+  /* dependencies sent as FOREIGN: their completion must be forwarded; past
+     REMOTE_FOREIGN_IDS every completion is */
+  unsigned num_foreign;
+  uint64_t foreign[REMOTE_FOREIGN_IDS];
   /* a host-to-device migration held until its dependencies are done: they
      may still be bringing mem_host_ptr up to date */
   _cl_command_node *held;
   /* clEnqueueMigrateMemObjects' own command, completed by the client when
      its dependencies are (see local_noop) */
   int local;
-  /* a dependency failed: the command fails too, with
-     CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, whatever the server's
-     runtime made of it (as a local device, pocl_remote_notify_dep) */
-  int dep_failed;
   /* marked CL_RUNNING under a dependency's lock: its CL_RUNNING callbacks
      are called with the completion (mark_running) */
   int running_callbacks_owed;
@@ -251,6 +264,13 @@ struct remote_event
   pocl_remote_completion completion;
   remote_event *deferred_next;
 };
+
+/* The remote_event that holds f.  */
+static inline remote_event *
+remote_event_of (remote_inflight *f)
+{
+  return (remote_event *)((char *)f - offsetof (remote_event, inflight));
+}
 
 /* The session that serves ctx's objects on dev, or NULL when they were a
    dead session's (ctx is older than the device's session): the new
@@ -304,10 +324,32 @@ void pocl_remote_request_async (remote_server *s, uint32_t type,
                                 const void *body, size_t body_size,
                                 const struct iovec *payload,
                                 int payload_count);
-void pocl_remote_event_insert (remote_server *s, remote_event *re);
-remote_event *pocl_remote_event_take (remote_server *s, uint64_t id);
+void pocl_remote_event_insert (remote_server *s, remote_inflight *f);
+remote_inflight *pocl_remote_event_take (remote_server *s, uint64_t id);
 uint64_t pocl_remote_server_to_client_time (remote_server *s, uint64_t ts);
 void pocl_remote_server_lost (remote_server *s);
+
+/* What the channel tells the driver, registered once before the first
+   session (pocl_remote_channel_setup): the channel calls no driver function
+   but these.  */
+typedef struct remote_channel_handlers
+{
+  /* A reader thread starts, before its first message.  */
+  void (*reader_started) (void);
+  /* A command's completion (c from the server, or a failure the channel
+     made up): on a reader thread, or the thread that found the session
+     lost.  */
+  void (*complete) (remote_server *s, remote_inflight *f,
+                    const pocl_remote_completion *c);
+  /* After each message a reader handled, and after each command that a
+     lost session failed; no locks held.  */
+  void (*after_message) (void);
+  /* The session is lost for good, its commands about to fail.  */
+  void (*server_lost) (remote_server *s);
+} remote_channel_handlers;
+void pocl_remote_channel_setup (const remote_channel_handlers *h);
+/* The registered handlers (a copy: one load to each call).  */
+extern remote_channel_handlers pocl_remote_handlers;
 static inline int
 pocl_remote_linked (const remote_server *a, const remote_server *b)
 {
@@ -402,7 +444,7 @@ int pocl_remote_content_size_id (cl_mem mem, cl_device_id dev,
                                  uint64_t *size_id);
 
 /* remote_submit.c */
-void pocl_remote_complete (remote_server *s, remote_event *re,
+void pocl_remote_complete (remote_server *s, remote_inflight *f,
                            const pocl_remote_completion *c);
 /* Completions that arrived before those of their dependencies (native
    callbacks of one server race, two sockets and two servers reorder) are
@@ -487,8 +529,6 @@ uint64_t pocl_remote_unhold (remote_server *s);
 void pocl_remote_flush_all_held (uint64_t held_before);
 void pocl_remote_connection_broken (remote_server *s);
 
-/* remote.c: CL_DEVICE_AVAILABLE of the server's devices */
-void pocl_remote_set_available (remote_server *s, cl_bool available);
 /* remote_devinfo.c: a DEVICE_INFO reply applied to the device (its name,
    from CL_DEVICE_NAME, in *name), the partitioning it offers, the server's
    value of an entry, and the device op get_device_info_first.  */

@@ -33,14 +33,15 @@ pocl_remote_send_mem (remote_server *s, uint32_t type, remote_event *re,
   int on_data_socket = data_size >= POCL_REMOTE_DATA_SOCKET_THRESHOLD;
   struct iovec iov[2] = { *waits, { (void *)data, data_size } };
   if (!on_data_socket)
-    return pocl_remote_send_ref (s, 0, type, re->id, m, sizeof (*m), iov,
-                                 data ? 2 : 1, packed ? 2 : 1);
+    return pocl_remote_send_ref (s, 0, type, re->inflight.id, m, sizeof (*m),
+                                 iov, data ? 2 : 1, packed ? 2 : 1);
   m->cmd.flags |= POCL_RCMD_DATA_ON_DATA_SOCKET;
   pthread_mutex_lock (&s->data_order_lock);
-  int r = pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov, 1);
+  int r
+      = pocl_remote_send (s, 0, type, re->inflight.id, m, sizeof (*m), iov, 1);
   if (r == 0)
-    r = pocl_remote_send_ref (s, 1, POCL_RMSG_DATA, re->id, NULL, 0, &iov[1],
-                              1, packed ? 1 : 0);
+    r = pocl_remote_send_ref (s, 1, POCL_RMSG_DATA, re->inflight.id, NULL, 0,
+                              &iov[1], 1, packed ? 1 : 0);
   pthread_mutex_unlock (&s->data_order_lock);
   return r;
 }
@@ -67,15 +68,16 @@ void
 pocl_remote_enc_expect (remote_event *re, void *dst, const size_t *region,
                         size_t row_pitch, size_t slice_pitch)
 {
-  re->dst = dst;
-  re->dst_size = region[0] * region[1] * region[2];
-  re->region[0] = region[0];
-  re->region[1] = region[1];
-  re->region[2] = region[2];
-  re->row_pitch = row_pitch ? row_pitch : region[0];
-  re->slice_pitch = slice_pitch ? slice_pitch : re->row_pitch * region[1];
-  re->unpack = (re->row_pitch != region[0]
-                || re->slice_pitch != region[0] * region[1]);
+  re->inflight.dst = dst;
+  re->inflight.dst_size = region[0] * region[1] * region[2];
+  re->inflight.region[0] = region[0];
+  re->inflight.region[1] = region[1];
+  re->inflight.region[2] = region[2];
+  re->inflight.row_pitch = row_pitch ? row_pitch : region[0];
+  re->inflight.slice_pitch
+      = slice_pitch ? slice_pitch : re->inflight.row_pitch * region[1];
+  re->inflight.unpack = (re->inflight.row_pitch != region[0]
+                         || re->inflight.slice_pitch != region[0] * region[1]);
 }
 
 void
@@ -184,7 +186,7 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
   struct iovec iov[2] = { *waits, { args, size } };
   int r = __atomic_load_n (&pocl_remote_svm_fine, __ATOMIC_RELAXED)
               ? pocl_remote_svm_send_ndrange (s, re, &b, iov)
-              : pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, &b,
+              : pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->inflight.id, &b,
                                   sizeof (b), iov, 2);
   if (args != stack)
     free (args);
@@ -197,8 +199,8 @@ pocl_remote_send_marker (remote_server *s, remote_event *re,
 {
   if (barrier)
     c->flags |= POCL_RCMD_BARRIER;
-  return pocl_remote_send (s, 0, POCL_RMSG_MARKER, re->id, c, sizeof (*c),
-                           waits, 1);
+  return pocl_remote_send (s, 0, POCL_RMSG_MARKER, re->inflight.id, c,
+                           sizeof (*c), waits, 1);
 }
 
 int
@@ -273,11 +275,11 @@ send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
       m->src_id = pocl_remote_wire_id (mem->id, src);
       m->dst_id = pocl_remote_wire_id (mem->id, dst);
       if (image)
-        return pocl_remote_send (s, 0, POCL_RMSG_COPY_IMAGE, re->id, m,
-                                 sizeof (*m), waits, 1);
+        return pocl_remote_send (s, 0, POCL_RMSG_COPY_IMAGE, re->inflight.id,
+                                 m, sizeof (*m), waits, 1);
       m->region[0] = mem->size;
-      return pocl_remote_send (s, 0, POCL_RMSG_COPY, re->id, m, sizeof (*m),
-                               waits, 1);
+      return pocl_remote_send (s, 0, POCL_RMSG_COPY, re->inflight.id, m,
+                               sizeof (*m), waits, 1);
     }
 
   cl_command_queue src_q = pocl_remote_default_queue (mem, src);
@@ -310,10 +312,10 @@ send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
   push.cmd = m->cmd;
   push.cmd.queue_id = src_q->id;
   push.peer = s->index;
-  if (pocl_remote_send (sd->server, 0, POCL_RMSG_PUSH, re->id, &push,
+  if (pocl_remote_send (sd->server, 0, POCL_RMSG_PUSH, re->inflight.id, &push,
                         sizeof (push), waits, 1))
     return -1;
-  return pocl_remote_send (s, 0, POCL_RMSG_MIGRATE_IN, re->id, &mi,
+  return pocl_remote_send (s, 0, POCL_RMSG_MIGRATE_IN, re->inflight.id, &mi,
                            sizeof (mi), NULL, 0);
 }
 
@@ -359,11 +361,11 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
           && pocl_remote_content_size_id (mem, node->device, &m->size_id))
         {
           m->cmd.flags |= POCL_RCMD_CONTENT_SIZE;
-          re->partial = 1;
+          re->inflight.partial = 1;
         }
       return pocl_remote_send (s, 0,
                                image ? POCL_RMSG_READ_IMAGE : POCL_RMSG_READ,
-                               re->id, m, sizeof (*m), waits, 1);
+                               re->inflight.id, m, sizeof (*m), waits, 1);
     case ENQUEUE_MIGRATE_TYPE_H2D:
       {
         m->dst_id = id;

@@ -18,6 +18,14 @@
 #include "remote.h"
 #include "remote_trace.h"
 
+remote_channel_handlers pocl_remote_handlers;
+
+void
+pocl_remote_channel_setup (const remote_channel_handlers *h)
+{
+  pocl_remote_handlers = *h;
+}
+
 int64_t
 pocl_remote_cpu_option (int64_t *cached, const char *name, int64_t few_cpus,
                         int64_t more_cpus, int64_t max)
@@ -234,25 +242,25 @@ pocl_remote_request_async (remote_server *s, uint32_t type, const void *body,
 }
 
 void
-pocl_remote_event_insert (remote_server *s, remote_event *re)
+pocl_remote_event_insert (remote_server *s, remote_inflight *f)
 {
-  unsigned b = (unsigned)(re->id & (REMOTE_EVENT_BUCKETS - 1));
+  unsigned b = (unsigned)(f->id & (REMOTE_EVENT_BUCKETS - 1));
   pthread_mutex_lock (&s->table_lock);
-  re->hash_next = s->events[b];
-  s->events[b] = re;
+  f->hash_next = s->events[b];
+  s->events[b] = f;
   __atomic_fetch_add (&s->in_flight, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock (&s->table_lock);
 }
 
-remote_event *
+remote_inflight *
 pocl_remote_event_take (remote_server *s, uint64_t id)
 {
   unsigned b = (unsigned)(id & (REMOTE_EVENT_BUCKETS - 1));
   pthread_mutex_lock (&s->table_lock);
-  remote_event **p = &s->events[b];
+  remote_inflight **p = &s->events[b];
   while (*p && (*p)->id != id)
     p = &(*p)->hash_next;
-  remote_event *re = *p;
+  remote_inflight *re = *p;
   if (re)
     {
       *p = re->hash_next;
@@ -297,7 +305,7 @@ pocl_remote_server_lost (remote_server *s)
   /* wake the other reader */
   pocl_remote_shutdown_links (s);
 
-  pocl_remote_set_available (s, CL_FALSE);
+  pocl_remote_handlers.server_lost (s);
 
   unsigned b;
   pocl_remote_completion c;
@@ -308,7 +316,7 @@ pocl_remote_server_lost (remote_server *s)
       for (;;)
         {
           pthread_mutex_lock (&s->table_lock);
-          remote_event *re = s->events[b];
+          remote_inflight *re = s->events[b];
           if (re)
             {
               s->events[b] = re->hash_next;
@@ -317,8 +325,8 @@ pocl_remote_server_lost (remote_server *s)
           pthread_mutex_unlock (&s->table_lock);
           if (re == NULL)
             break;
-          pocl_remote_complete (s, re, &c);
-          pocl_remote_complete_deferred ();
+          pocl_remote_handlers.complete (s, re, &c);
+          pocl_remote_handlers.after_message ();
         }
     }
 }
