@@ -12,7 +12,6 @@
 #include "pocl_tracing.h"
 #include "pocl_util.h"
 #include "remote.h"
-#include "remote_trace.h"
 #include "utlist.h"
 
 /* Commands with more waits than this build their wait list on the heap.  */

@@ -23,7 +23,7 @@
 #include "pocl_debug.h"
 #include "pocl_remote_workers.h"
 #include "pocl_timing.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
 #define REMOTE_BURST_NS 50000

@@ -15,7 +15,7 @@
 #include "pocl_debug.h"
 #include "pocl_remote_cpus.h"
 #include "pocl_runtime_config.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
 remote_channel_handlers pocl_remote_handlers;

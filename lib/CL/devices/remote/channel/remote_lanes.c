@@ -10,7 +10,7 @@
 #include "pocl_remote_auth.h"
 #include "pocl_remote_cpus.h"
 #include "pocl_runtime_config.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 
 /* Lanes a connection opens (POCL_REMOTE_LANES): one per this many CPUs, up
    to POCL_REMOTE_MAX_LANES.  Each stream takes about a core at either end

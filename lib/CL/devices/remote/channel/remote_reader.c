@@ -7,7 +7,7 @@
 
 #include "pocl_debug.h"
 #include "pocl_remote_workers.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
 /* A reader thread's receive buffer: one recv usually brings in a whole

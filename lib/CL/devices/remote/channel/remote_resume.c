@@ -15,7 +15,7 @@
 #include "pocl_remote_auth.h"
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 
 #define LOG_INITIAL_ENTRIES 256
 

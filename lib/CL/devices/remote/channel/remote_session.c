@@ -12,7 +12,7 @@
 #include "pocl_remote_auth.h"
 #include "pocl_runtime_config.h"
 #include "pocl_timing.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
 static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;

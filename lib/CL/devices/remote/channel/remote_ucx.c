@@ -20,7 +20,7 @@
 
 #include "pocl_debug.h"
 #include "pocl_runtime_config.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 
 #ifdef POCL_REMOTE_HAVE_UCX
 
