@@ -126,10 +126,13 @@ pocl_remote_wire_id (uint64_t object_id, cl_device_id dev)
   return (object_id << 8) | ((remote_device_data *)dev->data)->server_device;
 }
 
-/* remote_commands.c: 0, -1 (connection lost) or -2 (not supported) */
+/* remote_commands.c: a command as its message: 0, -1 (connection lost)
+   or -2 (not supported) */
 int pocl_remote_send_command (remote_server *s, _cl_command_node *node,
                               remote_event *re, pocl_remote_cmd *c,
                               struct iovec *waits);
+
+/* remote_encode.c: shared by the encoders */
 /* One memory command, its data inline or on the data socket; `packed`:
    data is a temporary copy (the replay log copies it).  */
 int pocl_remote_send_mem (remote_server *s, uint32_t type, remote_event *re,
@@ -138,6 +141,21 @@ int pocl_remote_send_mem (remote_server *s, uint32_t type, remote_event *re,
 int pocl_remote_send_marker (remote_server *s, remote_event *re,
                              pocl_remote_cmd *c, struct iovec *waits,
                              int barrier);
+/* The default queue of `dev` in mem's context, or NULL.  */
+cl_command_queue pocl_remote_default_queue (cl_mem mem, cl_device_id dev);
+/* The queue a command runs on: for a read served by the device that holds
+   the buffer's latest content (command.read.src_device), that device's
+   default queue; else cq.  */
+cl_command_queue pocl_remote_exec_queue (_cl_command_node *node,
+                                         cl_command_queue cq);
+/* The server a migration's waits go to: the source of a migration between
+   two linked servers, else the command's own.  */
+remote_server *pocl_remote_wait_server (_cl_command_node *node,
+                                        remote_server *own);
+/* Whether `mem` has a content-size buffer allocated on `dev`, whose wire id
+   then goes to *size_id.  */
+int pocl_remote_content_size_id (cl_mem mem, cl_device_id dev,
+                                 uint64_t *size_id);
 
 /* remote_svm.c */
 /* live fine-grained SVM allocations (atomic): launches carry them */
@@ -170,21 +188,6 @@ int pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
 /* Does what re->svm left for the completion (status: the command's) and
    frees it.  */
 void pocl_remote_svm_done (remote_event *re, cl_int status);
-/* The default queue of `dev` in mem's context, or NULL.  */
-cl_command_queue pocl_remote_default_queue (cl_mem mem, cl_device_id dev);
-/* The queue a command runs on: for a read served by the device that holds
-   the buffer's latest content (command.read.src_device), that device's
-   default queue; else cq.  */
-cl_command_queue pocl_remote_exec_queue (_cl_command_node *node,
-                                         cl_command_queue cq);
-/* The server a migration's waits go to: the source of a migration between
-   two linked servers, else the command's own.  */
-remote_server *pocl_remote_wait_server (_cl_command_node *node,
-                                        remote_server *own);
-/* Whether `mem` has a content-size buffer allocated on `dev`, whose wire id
-   then goes to *size_id.  */
-int pocl_remote_content_size_id (cl_mem mem, cl_device_id dev,
-                                 uint64_t *size_id);
 
 /* remote_submit.c: the channel's handlers (remote_channel_handlers),
    registered by remote.c.  A command's completion: */
