@@ -31,8 +31,8 @@
 typedef struct remote_server remote_server;
 typedef struct remote_inflight remote_inflight;
 
-/* A socket's replay log (remote_resume.c): entries first..next-1 (message
- * counts, from 1) at ring[seq & (cap-1)].  */
+/* A socket's replay log (remote_log.c): entries first..next-1 (message
+   counts, from 1) at ring[seq & (cap-1)].  */
 typedef struct remote_log
 {
   struct remote_log_entry *ring;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "pocl_debug.h"
-#include "pocl_remote_cpus.h"
+#include "pocl_remote_workers.h"
 #include "pocl_runtime_config.h"
 #include "remote_channel_private.h"
 #include "remote_trace.h"
@@ -24,31 +24,6 @@ void
 pocl_remote_channel_setup (const remote_channel_handlers *h)
 {
   pocl_remote_handlers = *h;
-}
-
-int64_t
-pocl_remote_cpu_option (int64_t *cached, const char *name, int64_t few_cpus,
-                        int64_t more_cpus, int64_t max)
-{
-  /* computed once; threads racing on the first call compute the same */
-  int64_t v = __atomic_load_n (cached, __ATOMIC_RELAXED);
-  if (v < 0)
-    {
-      long cpus = pocl_remote_usable_cpus ();
-      v = pocl_get_int_option (name, (int)(cpus > 2 ? more_cpus : few_cpus));
-      v = v < 0 ? 0 : v > max ? max : v;
-      __atomic_store_n (cached, v, __ATOMIC_RELAXED);
-    }
-  return v;
-}
-
-uint64_t
-pocl_remote_spin_ns (void)
-{
-  static int64_t cached = -1;
-  return 1000
-         * (uint64_t)pocl_remote_cpu_option (&cached, "POCL_REMOTE_SPIN_US", 0,
-                                             REMOTE_SPIN_US, INT32_MAX);
 }
 
 /* The trace's send events: commands, their DATA, and the notifications
@@ -274,6 +249,50 @@ uint64_t
 pocl_remote_server_to_client_time (remote_server *s, uint64_t ts)
 {
   return ts ? (uint64_t)((int64_t)ts - s->clock_offset_ns) : 0;
+}
+
+void
+pocl_remote_shutdown_links (remote_server *s)
+{
+  pocl_remote_link_shutdown (&s->cmd);
+  pocl_remote_link_shutdown (&s->data);
+  s->bulk.ops->shutdown (&s->bulk);
+}
+
+/* What the bulk transport sets up besides, counted in (1) or not (0).  */
+int
+pocl_remote_bulk_reserve (remote_server *s)
+{
+  return s->bulk_transport->reserve != NULL && s->bulk_transport->reserve (s);
+}
+
+/* The threads a resume waits for (remote_channel_private.h).  */
+void
+pocl_remote_reader_done (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  --s->readers;
+  pthread_cond_broadcast (&s->reply_cond);
+  pthread_mutex_unlock (&s->table_lock);
+}
+
+void
+pocl_remote_count_reader (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  ++s->readers;
+  pthread_mutex_unlock (&s->table_lock);
+}
+
+int
+pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *), void *arg)
+{
+  /* Detached: a reader ends on its own when the connection does, and
+     nobody waits for it (the application may exit at any time).  */
+  int r = pocl_remote_thread_detached (fn, arg);
+  if (r)
+    pocl_remote_reader_done (s);
+  return r;
 }
 
 /* The session is lost for good: called by a reader on a protocol error, or

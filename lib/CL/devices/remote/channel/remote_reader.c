@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "pocl_debug.h"
-#include "pocl_remote_workers.h"
 #include "remote_channel_private.h"
 #include "remote_trace.h"
 
@@ -361,21 +360,6 @@ typedef struct reader_arg
 #define ACK_ALONE 1024
 #define ACK_PAYLOAD (1u << 20)
 
-void
-pocl_remote_take_ack (remote_server *s, pocl_remote_hdr *h, pocl_remote_ack *a)
-{
-  a->seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
-  a->seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
-  h->type = POCL_RMSG_ACK;
-  h->body_size = sizeof (*a);
-  h->payload_size = 0;
-  h->id = 0;
-  __atomic_store_n (&s->ack_due, 0, __ATOMIC_RELEASE);
-  __atomic_store_n (&s->seen_at_last_ack, a->seen[0] + a->seen[1],
-                    __ATOMIC_RELEASE);
-  __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
-}
-
 /* Owes an ACK when due, and sends it by itself when long due.  Never waits
    for the send lock (a sender may hold it while the server, which we must
    keep reading, is busy): a busy lock leaves the ACK to the next command or
@@ -538,34 +522,6 @@ reader_thread (void *p)
     pocl_remote_server_lost (s);
   pocl_remote_reader_done (s);
   return NULL;
-}
-
-void
-pocl_remote_reader_done (remote_server *s)
-{
-  pthread_mutex_lock (&s->table_lock);
-  --s->readers;
-  pthread_cond_broadcast (&s->reply_cond);
-  pthread_mutex_unlock (&s->table_lock);
-}
-
-void
-pocl_remote_count_reader (remote_server *s)
-{
-  pthread_mutex_lock (&s->table_lock);
-  ++s->readers;
-  pthread_mutex_unlock (&s->table_lock);
-}
-
-int
-pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *), void *arg)
-{
-  /* Detached: a reader ends on its own when the connection does, and
-     nobody waits for it (the application may exit at any time).  */
-  int r = pocl_remote_thread_detached (fn, arg);
-  if (r)
-    pocl_remote_reader_done (s);
-  return r;
 }
 
 /* Starts the two reader threads of s's current sockets.  */
