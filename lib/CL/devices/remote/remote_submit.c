@@ -1,6 +1,8 @@
 /* remote_submit.c - the command path: each enqueued command leaves for pocld
    at once, from the application's own thread, with its wait list; pocld
-   resolves the dependencies and answers with one COMPLETION.  */
+   resolves the dependencies and answers with one COMPLETION, which the
+   channel's reader hands to pocl_remote_complete (a handler registered by
+   remote.c).  */
 
 #include <string.h>
 #include <unistd.h>

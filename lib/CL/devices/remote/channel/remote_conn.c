@@ -1,7 +1,8 @@
 /* remote_conn.c - message I/O on the connections to pocld: sends (each
    message whole under its socket's lock, logged for a resume), synchronous
    requests and their replies, the in-flight command table, and the loss of
-   a session.
+   a session (whose commands fail through the driver's handlers), and the
+   count of a session's readers.
 
    Threads: application threads write their own messages (no hand-off on the
    command path); one reader thread per socket receives (remote_reader.c).

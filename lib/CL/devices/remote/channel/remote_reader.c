@@ -1,6 +1,8 @@
 /* remote_reader.c - the reader threads, one per socket of a connection to
-   pocld: they turn replies, completions, read data and kernel output into
-   OpenCL state, and acknowledge what they received.  */
+   pocld: they wake the requests their replies answer, land read data where
+   the in-flight command says, hand completions up to the driver
+   (remote_channel_handlers), print kernel output, and acknowledge what
+   they received.  */
 
 #include <string.h>
 #include <unistd.h>
