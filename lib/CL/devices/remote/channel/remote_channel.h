@@ -4,11 +4,11 @@
    (remote_channel_private.h).
 
    The channel connects and keeps a session per pocld (remote_session.c,
-   remote_conn.c), sends messages whole from the caller's thread, logged
-   for a resume (remote_resume.c) and coalesced into bursts
-   (remote_coalesce.c), over the client's transports (remote_transport.h),
-   and reads replies and completions on its reader threads
-   (remote_reader.c).  What it reads goes up through the handlers the
+   remote_handshake.c, remote_conn.c), sends messages whole from the
+   caller's thread, logged for a resume (remote_log.c, remote_resume.c) and
+   coalesced into bursts (remote_coalesce.c), over the client's transports
+   (remote_transport.h), and reads replies and completions on its reader
+   threads (remote_reader.c).  What it reads goes up through the handlers the
    driver registers (remote_channel_handlers): the channel calls no driver
    function and includes no driver header.  README.md maps the files.  */
 
@@ -134,8 +134,9 @@ struct remote_server
 /* The server's record outlives its session: a dead one stays allocated
    (pocl_remote_server_renew), since threads of the dead session may still
    hold it.  Of its fields the driver reads host, port, index, num_devices,
-   epoch, newest_context, the byte counts and down, and takes
-   data_order_lock; the rest is the channel's.  */
+   epoch, newest_context, the byte counts and down (peers and dead through
+   pocl_remote_linked and pocl_remote_dead), and takes data_order_lock; the
+   rest is the channel's.  */
 
 /* A command in flight, as the channel knows it: its id in the in-flight
    table, and where a READ's completion payload lands.  The driver's
