@@ -47,6 +47,13 @@ foreach(prog ${REMOTE_E2E_PROGRAMS})
   target_link_libraries(${tgt} ${OPENCL_LIBS})
 endforeach()
 
+# The client driver's layers: the channel (lib/CL/devices/remote/channel) includes no
+# header of the driver above it, the driver only the channel's public one.
+add_test(NAME remote/layering
+  COMMAND "${REMOTE_TESTS_DIR}/test_layering.sh" "${REMOTE_REPO_DIR}/lib/CL/devices/remote")
+set_tests_properties(remote/layering PROPERTIES LABELS "remote" TIMEOUT 60
+  FAIL_REGULAR_EXPRESSION "layering: FAIL")
+
 if(ENABLE_HOST_CPU_DEVICES)
   set(remote_e2e_props LABELS "remote" FIXTURES_REQUIRED pocld)
 

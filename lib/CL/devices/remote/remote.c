@@ -159,7 +159,8 @@ pocl_remote_uninit (unsigned j, cl_device_id device)
   return CL_SUCCESS;
 }
 
-void
+/* CL_DEVICE_AVAILABLE of the server's devices.  */
+static void
 pocl_remote_set_available (remote_server *s, cl_bool available)
 {
   unsigned i;
@@ -171,6 +172,22 @@ pocl_remote_set_available (remote_server *s, cl_bool available)
                           __ATOMIC_RELEASE);
     }
 }
+
+/* The channel's handler of a session lost for good.  */
+static void
+pocl_remote_server_gone (remote_server *s)
+{
+  pocl_remote_set_available (s, CL_FALSE);
+}
+
+/* What the channel calls up: completions (remote_submit.c) and the loss of
+   a session.  */
+static const remote_channel_handlers remote_handlers = {
+  pocl_remote_reader_thread_started,
+  pocl_remote_complete,
+  pocl_remote_complete_deferred,
+  pocl_remote_server_gone,
+};
 
 /* The device's session died (its session process crashed in a vendor
    library, the server restarted): a new one for `context` and newer ones
@@ -412,6 +429,7 @@ void
 pocl_remote_init_device_ops (struct pocl_device_ops *ops)
 {
   memset (ops, 0, sizeof (struct pocl_device_ops));
+  pocl_remote_channel_setup (&remote_handlers);
   ops->device_name = remote_device_name;
   ops->probe = pocl_remote_probe;
   ops->init = pocl_remote_init;

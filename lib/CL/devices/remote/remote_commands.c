@@ -1,90 +1,17 @@
 /* remote_commands.c - one wire message per OpenCL command: the table of
    encoders (remote_encode.h), kernel launches with their arguments, markers
-   and migrations; the buffer and image commands are in remote_encode_mem.c.
+   and migrations; the buffer and image commands are in remote_encode_mem.c,
+   SVM commands in remote_svm.c, and what they share in remote_encode.c.
    Called from pocl_remote_submit on the application's thread.  */
 
 #include <string.h>
 
 #include "pocl_image_util.h"
-#include "pocl_remote_pixel.h"
 #include "pocl_util.h"
 #include "remote_encode.h"
 
 /* NDRange argument blobs up to this size stay on the stack.  */
 #define STACK_ARGS 2048
-
-/* pocld sizes image data with the same function; the device advertises only
-   formats where it agrees with PoCL's own (store_image_formats).  */
-size_t
-pocl_remote_enc_pixel_size (cl_mem image)
-{
-  return pocl_remote_pixel_size (image->image_channel_order,
-                                 image->image_channel_data_type);
-}
-
-/* Sends one memory command; the data, if any, follows the waits inline or
-   goes on the data socket.  `packed`: data is our temporary copy, which the
-   replay log must copy too; otherwise it is the application's memory.  */
-int
-pocl_remote_send_mem (remote_server *s, uint32_t type, remote_event *re,
-          pocl_remote_mem_cmd *m, struct iovec *waits, const void *data,
-          size_t data_size, int packed)
-{
-  int on_data_socket = data_size >= POCL_REMOTE_DATA_SOCKET_THRESHOLD;
-  struct iovec iov[2] = { *waits, { (void *)data, data_size } };
-  if (!on_data_socket)
-    return pocl_remote_send_ref (s, 0, type, re->id, m, sizeof (*m), iov,
-                                 data ? 2 : 1, packed ? 2 : 1);
-  m->cmd.flags |= POCL_RCMD_DATA_ON_DATA_SOCKET;
-  pthread_mutex_lock (&s->data_order_lock);
-  int r = pocl_remote_send (s, 0, type, re->id, m, sizeof (*m), iov, 1);
-  if (r == 0)
-    r = pocl_remote_send_ref (s, 1, POCL_RMSG_DATA, re->id, NULL, 0, &iov[1],
-                              1, packed ? 1 : 0);
-  pthread_mutex_unlock (&s->data_order_lock);
-  return r;
-}
-
-/* Copies a 3D region of a pitched host array into a packed buffer.  */
-void *
-pocl_remote_enc_pack (const char *src, const size_t *region, size_t row_pitch,
-                      size_t slice_pitch)
-{
-  char *p = malloc (region[0] * region[1] * region[2]);
-  size_t y, z;
-  if (p == NULL)
-    return NULL;
-  for (z = 0; z < region[2]; ++z)
-    for (y = 0; y < region[1]; ++y)
-      memcpy (p + (z * region[1] + y) * region[0],
-              src + z * slice_pitch + y * row_pitch, region[0]);
-  return p;
-}
-
-/* Sets up re so that the completion payload lands in dst with the given
-   pitches (0: packed).  */
-void
-pocl_remote_enc_expect (remote_event *re, void *dst, const size_t *region,
-                        size_t row_pitch, size_t slice_pitch)
-{
-  re->dst = dst;
-  re->dst_size = region[0] * region[1] * region[2];
-  re->region[0] = region[0];
-  re->region[1] = region[1];
-  re->region[2] = region[2];
-  re->row_pitch = row_pitch ? row_pitch : region[0];
-  re->slice_pitch = slice_pitch ? slice_pitch : re->row_pitch * region[1];
-  re->unpack = (re->row_pitch != region[0]
-                || re->slice_pitch != region[0] * region[1]);
-}
-
-void
-pocl_remote_enc_copy3 (uint64_t *dst, const size_t *src)
-{
-  dst[0] = src[0];
-  dst[1] = src[1];
-  dst[2] = src[2];
-}
 
 static int
 send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
@@ -184,76 +111,11 @@ send_ndrange (remote_server *s, _cl_command_node *node, remote_event *re,
   struct iovec iov[2] = { *waits, { args, size } };
   int r = __atomic_load_n (&pocl_remote_svm_fine, __ATOMIC_RELAXED)
               ? pocl_remote_svm_send_ndrange (s, re, &b, iov)
-              : pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, &b,
+              : pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->inflight.id, &b,
                                   sizeof (b), iov, 2);
   if (args != stack)
     free (args);
   return r;
-}
-
-int
-pocl_remote_send_marker (remote_server *s, remote_event *re,
-                         pocl_remote_cmd *c, struct iovec *waits, int barrier)
-{
-  if (barrier)
-    c->flags |= POCL_RCMD_BARRIER;
-  return pocl_remote_send (s, 0, POCL_RMSG_MARKER, re->id, c, sizeof (*c),
-                           waits, 1);
-}
-
-int
-pocl_remote_content_size_id (cl_mem mem, cl_device_id dev, uint64_t *size_id)
-{
-  cl_mem sb = mem->size_buffer;
-  if (sb == NULL)
-    return 0;
-  /* only when the device holds the size buffer's latest content */
-  pocl_mem_identifier *p = &sb->device_ptrs[dev->global_mem_id];
-  if (p->mem_ptr == NULL || p->version != sb->latest_version)
-    return 0;
-  *size_id = pocl_remote_wire_id (sb->id, dev);
-  return 1;
-}
-
-cl_command_queue
-pocl_remote_default_queue (cl_mem mem, cl_device_id dev)
-{
-  cl_context ctx = mem->context;
-  unsigned i;
-  for (i = 0; i < ctx->num_devices; ++i)
-    if (ctx->devices[i] == dev)
-      return ctx->default_queues[i];
-  return NULL;
-}
-
-cl_command_queue
-pocl_remote_exec_queue (_cl_command_node *node, cl_command_queue cq)
-{
-  if (node->type != CL_COMMAND_READ_BUFFER
-      || node->command.read.src_device == NULL)
-    return cq;
-  return pocl_remote_default_queue (node->sync.event.event->mem_objs[0],
-                                    node->command.read.src_device);
-}
-
-static int
-is_cross_server_d2d (_cl_command_node *node, remote_server *own)
-{
-  if (node->type != CL_COMMAND_MIGRATE_MEM_OBJECTS
-      || node->command.migrate.type != ENQUEUE_MIGRATE_TYPE_D2D)
-    return 0;
-  remote_device_data *sd
-      = (remote_device_data *)node->command.migrate.src_device->data;
-  return sd->server != own;
-}
-
-remote_server *
-pocl_remote_wait_server (_cl_command_node *node, remote_server *own)
-{
-  if (!is_cross_server_d2d (node, own))
-    return own;
-  return ((remote_device_data *)node->command.migrate.src_device->data)
-      ->server;
 }
 
 /* A buffer moves from the device that has its latest content to this one.
@@ -268,16 +130,16 @@ send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
   cl_device_id dst = node->device;
   cl_device_id src = node->command.migrate.src_device;
   remote_device_data *sd = (remote_device_data *)src->data;
-  if (!is_cross_server_d2d (node, s))
+  if (pocl_remote_wait_server (node, s) == s)
     {
       m->src_id = pocl_remote_wire_id (mem->id, src);
       m->dst_id = pocl_remote_wire_id (mem->id, dst);
       if (image)
-        return pocl_remote_send (s, 0, POCL_RMSG_COPY_IMAGE, re->id, m,
-                                 sizeof (*m), waits, 1);
+        return pocl_remote_send (s, 0, POCL_RMSG_COPY_IMAGE, re->inflight.id,
+                                 m, sizeof (*m), waits, 1);
       m->region[0] = mem->size;
-      return pocl_remote_send (s, 0, POCL_RMSG_COPY, re->id, m, sizeof (*m),
-                               waits, 1);
+      return pocl_remote_send (s, 0, POCL_RMSG_COPY, re->inflight.id, m,
+                               sizeof (*m), waits, 1);
     }
 
   cl_command_queue src_q = pocl_remote_default_queue (mem, src);
@@ -310,10 +172,10 @@ send_d2d (remote_server *s, _cl_command_node *node, remote_event *re,
   push.cmd = m->cmd;
   push.cmd.queue_id = src_q->id;
   push.peer = s->index;
-  if (pocl_remote_send (sd->server, 0, POCL_RMSG_PUSH, re->id, &push,
+  if (pocl_remote_send (sd->server, 0, POCL_RMSG_PUSH, re->inflight.id, &push,
                         sizeof (push), waits, 1))
     return -1;
-  return pocl_remote_send (s, 0, POCL_RMSG_MIGRATE_IN, re->id, &mi,
+  return pocl_remote_send (s, 0, POCL_RMSG_MIGRATE_IN, re->inflight.id, &mi,
                            sizeof (mi), NULL, 0);
 }
 
@@ -359,11 +221,11 @@ send_migration (remote_server *s, _cl_command_node *node, remote_event *re,
           && pocl_remote_content_size_id (mem, node->device, &m->size_id))
         {
           m->cmd.flags |= POCL_RCMD_CONTENT_SIZE;
-          re->partial = 1;
+          re->inflight.partial = 1;
         }
       return pocl_remote_send (s, 0,
                                image ? POCL_RMSG_READ_IMAGE : POCL_RMSG_READ,
-                               re->id, m, sizeof (*m), waits, 1);
+                               re->inflight.id, m, sizeof (*m), waits, 1);
     case ENQUEUE_MIGRATE_TYPE_H2D:
       {
         m->dst_id = id;

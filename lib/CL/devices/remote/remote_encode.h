@@ -32,7 +32,7 @@ typedef struct remote_enc
 
 typedef int (*remote_encoder) (remote_enc *x);
 
-/* Shared by the encoders.  */
+/* Shared by the encoders (remote_encode.c).  */
 size_t pocl_remote_enc_pixel_size (cl_mem image);
 void *pocl_remote_enc_pack (const char *src, const size_t *region,
                             size_t row_pitch, size_t slice_pitch);

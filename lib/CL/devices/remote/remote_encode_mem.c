@@ -16,12 +16,12 @@ pocl_remote_enc_read (remote_enc *x)
   x->m.src_id = pocl_remote_wire_id (mem->id, dev);
   x->m.src_origin[0] = rd->offset;
   x->m.region[0] = x->m.data_size = rd->size;
-  x->re->dst = rd->dst_host_ptr;
-  x->re->dst_size = rd->size;
+  x->re->inflight.dst = rd->dst_host_ptr;
+  x->re->inflight.dst_size = rd->size;
   if (pocl_remote_content_size_id (mem, dev, &x->m.size_id))
     {
       x->m.cmd.flags |= POCL_RCMD_CONTENT_SIZE;
-      x->re->partial = 1;
+      x->re->inflight.partial = 1;
     }
   return REMOTE_ENC_MEM;
 }
@@ -154,8 +154,8 @@ pocl_remote_enc_map (remote_enc *x)
   x->m.src_id = pocl_remote_wire_id (mem->id, x->dev);
   x->m.src_origin[0] = map->offset;
   x->m.region[0] = x->m.data_size = map->size;
-  x->re->dst = map->host_ptr;
-  x->re->dst_size = map->size;
+  x->re->inflight.dst = map->host_ptr;
+  x->re->inflight.dst_size = map->size;
   return REMOTE_ENC_MEM;
 }
 

@@ -4,7 +4,7 @@
    directory (its -I.) and then each -I of the options; the same search
    here finds the files that the source and those files include (quoted
    includes also next to the including file), and BUILD_PROGRAM carries
-   them as "k/path" (protocol/pocl_remote_protocol.h), and the server puts
+   them as "k/path" (protocol/wire/pocl_remote_protocol.h), and the server puts
    its copies first in the search.  The options stay as they are: what is
    not found here (an include named by a macro, which is not followed, or a
    path that leaves its directory) may still be where the server looks.  */

@@ -1,6 +1,8 @@
 /* remote_submit.c - the command path: each enqueued command leaves for pocld
    at once, from the application's own thread, with its wait list; pocld
-   resolves the dependencies and answers with one COMPLETION.  */
+   resolves the dependencies and answers with one COMPLETION, which the
+   channel's reader hands to pocl_remote_complete (a handler registered by
+   remote.c).  */
 
 #include <string.h>
 #include <unistd.h>
@@ -12,7 +14,6 @@
 #include "pocl_tracing.h"
 #include "pocl_util.h"
 #include "remote.h"
-#include "remote_trace.h"
 #include "utlist.h"
 
 /* Commands with more waits than this build their wait list on the heap.  */
@@ -24,7 +25,7 @@ new_remote_event (cl_event e, remote_server *s, remote_server *ws)
   remote_event *re = calloc (1, sizeof (remote_event));
   if (re == NULL)
     return NULL;
-  re->id = e->id;
+  re->inflight.id = e->id;
   re->event = e;
   re->server = s;
   re->wait_server = ws;
@@ -110,12 +111,12 @@ static void
 fail_event (remote_server *s, remote_event *re, cl_int status)
 {
   /* the loss handler may have taken it already */
-  if (pocl_remote_event_take (s, re->id) != re)
+  if (pocl_remote_event_take (s, re->inflight.id) != &re->inflight)
     return;
   pocl_remote_completion c;
   memset (&c, 0, sizeof (c));
   c.status = status;
-  pocl_remote_complete (s, re, &c);
+  pocl_remote_complete (s, &re->inflight, &c);
 }
 
 /* The command clEnqueueMigrateMemObjects itself enqueues only orders: the
@@ -157,7 +158,8 @@ static void
 mark_running (cl_event e, int callbacks_now)
 {
   remote_event *re = (remote_event *)e->data;
-  if (e->status != CL_SUBMITTED || e->wait_list != NULL || re->dep_failed
+  if (e->status != CL_SUBMITTED || e->wait_list != NULL
+      || re->inflight.dep_failed
       || !__atomic_load_n (&re->sent, __ATOMIC_ACQUIRE))
     return;
   if (callbacks_now)
@@ -228,7 +230,7 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
         {
           pocl_remote_completion done;
           memset (&done, 0, sizeof (done));
-          pocl_remote_complete (s, re, &done);
+          pocl_remote_complete (s, &re->inflight, &done);
         }
       return;
     }
@@ -251,7 +253,7 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
         }
       return;
     }
-  pocl_remote_event_insert (s, re);
+  pocl_remote_event_insert (s, &re->inflight);
   /* a context of a dead session has commands the new one must not see */
   r = (pocl_remote_dead (s) || pocl_remote_dead (ws)
        || pocl_remote_session_for (xq->device, cq->context) == NULL)
@@ -277,9 +279,10 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
 /* A completion from the server (or a failure made up locally).  Runs on a
    reader thread.  */
 void
-pocl_remote_complete (remote_server *s, remote_event *re,
+pocl_remote_complete (remote_server *s, remote_inflight *f,
                       const pocl_remote_completion *c)
 {
+  remote_event *re = remote_event_of (f);
   cl_event e = re->event;
   cl_command_queue cq = e->queue;
 
@@ -307,7 +310,7 @@ pocl_remote_complete (remote_server *s, remote_event *re,
   cl_int status = c->status;
   /* as on a local device, a command whose dependency failed fails, even
      where the server's runtime ran it */
-  if (re->dep_failed)
+  if (re->inflight.dep_failed)
     status = status < 0 ? status : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   else if (e->status == CL_SUBMITTED)
     pocl_update_event_running_unlocked (e);
@@ -320,7 +323,7 @@ pocl_remote_complete (remote_server *s, remote_event *re,
 
   if (re->svm != NULL)
     pocl_remote_svm_done (re, status);
-  REMOTE_TRACE (REMOTE_TRACE_COMPLETE, s->index, re->id, 0, 0);
+  REMOTE_TRACE (REMOTE_TRACE_COMPLETE, s->index, re->inflight.id, 0, 0);
   if (status == CL_COMPLETE)
     pocl_update_event_complete (__func__, __LINE__, e, "remote command");
   else
@@ -420,7 +423,7 @@ pocl_remote_complete_deferred (void)
       pthread_mutex_unlock (&deferred_lock);
       if (re == NULL)
         return;
-      pocl_remote_complete (re->server, re, &re->completion);
+      pocl_remote_complete (re->server, &re->inflight, &re->completion);
     }
 }
 
@@ -442,14 +445,14 @@ send_held (remote_event *re, cl_event e)
                 ? POCL_RCMD_PROFILING
                 : 0;
   struct iovec waits = { NULL, 0 };
-  pocl_remote_event_insert (s, re);
+  pocl_remote_event_insert (s, &re->inflight);
   int r = pocl_remote_dead (s)
               ? -1
               : pocl_remote_send_command (s, node, re, &c, &waits);
   __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
   if (r == 0)
     mark_running (e, 0);
-  if (r == 0 || pocl_remote_event_take (s, re->id) != re)
+  if (r == 0 || pocl_remote_event_take (s, re->inflight.id) != &re->inflight)
     return;
   memset (&re->completion, 0, sizeof (re->completion));
   re->completion.status = CL_DEVICE_NOT_AVAILABLE;
@@ -463,7 +466,7 @@ pocl_remote_notify_dep (cl_device_id device, cl_event event, cl_event finished)
   unsigned i;
 
   if (re && finished->status < 0)
-    __atomic_store_n (&re->dep_failed, 1, __ATOMIC_RELEASE);
+    __atomic_store_n (&re->inflight.dep_failed, 1, __ATOMIC_RELEASE);
   if (re && re->held && event->wait_list == NULL)
     {
       send_held (re, event);

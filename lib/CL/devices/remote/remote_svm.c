@@ -325,8 +325,8 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
   if (n == 0)
     {
       free (op);
-      return pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, b, sizeof (*b),
-                               iov2, 2);
+      return pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->inflight.id, b,
+                               sizeof (*b), iov2, 2);
     }
   if (i != n)
     {
@@ -339,16 +339,16 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
   op->kind = SVM_OP_SCATTER;
   op->count = n;
   op->size = total;
-  re->dst = op->staging;
-  re->dst_size = changes_max (total);
-  re->partial = 1;
+  re->inflight.dst = op->staging;
+  re->inflight.dst_size = changes_max (total);
+  re->inflight.partial = 1;
   re->svm = op;
   b->cmd.flags |= POCL_RCMD_SVM;
   op->sent = packed;
   op->sent_table = table;
   struct iovec iov[3] = { iov2[0], iov2[1], { packed, table + total } };
-  return pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->id, b, sizeof (*b),
-                           iov, 3);
+  return pocl_remote_send (s, 0, POCL_RMSG_NDRANGE, re->inflight.id, b,
+                           sizeof (*b), iov, 3);
 }
 
 static int
@@ -390,10 +390,10 @@ pocl_remote_svm_command (remote_server *s, _cl_command_node *node,
           return pocl_remote_send_marker (s, re, &m->cmd, waits, 0);
         m->src_id = (uint64_t)(uintptr_t)p;
         m->region[0] = m->data_size = n;
-        re->dst = p;
-        re->dst_size = n;
-        return pocl_remote_send (s, 0, POCL_RMSG_READ, re->id, m, sizeof (*m),
-                                 waits, 1);
+        re->inflight.dst = p;
+        re->inflight.dst_size = n;
+        return pocl_remote_send (s, 0, POCL_RMSG_READ, re->inflight.id, m,
+                                 sizeof (*m), waits, 1);
       }
     case CL_COMMAND_SVM_UNMAP:
       {
@@ -432,7 +432,7 @@ pocl_remote_svm_command (remote_server *s, _cl_command_node *node,
         m->dst_id = (uint64_t)(uintptr_t)c->dst;
         m->region[0] = c->size;
         if (dst_s && src_s)
-          return pocl_remote_send (s, 0, POCL_RMSG_COPY, re->id, m,
+          return pocl_remote_send (s, 0, POCL_RMSG_COPY, re->inflight.id, m,
                                    sizeof (*m), waits, 1);
         if (dst_s)
           {
@@ -445,9 +445,9 @@ pocl_remote_svm_command (remote_server *s, _cl_command_node *node,
           {
             m->dst_id = 0;
             m->data_size = c->size;
-            re->dst = c->dst;
-            re->dst_size = c->size;
-            return pocl_remote_send (s, 0, POCL_RMSG_READ, re->id, m,
+            re->inflight.dst = c->dst;
+            re->inflight.dst_size = c->size;
+            return pocl_remote_send (s, 0, POCL_RMSG_READ, re->inflight.id, m,
                                      sizeof (*m), waits, 1);
           }
         op = calloc (1, sizeof (*op));
@@ -608,7 +608,7 @@ pocl_remote_svm_done (remote_event *re, cl_int status)
         break;
       }
   if (op->kind == SVM_OP_SCATTER)
-    re->dst = NULL;
+    re->inflight.dst = NULL;
   free (op->regions);
   free (op->staging);
   free (op->sent);

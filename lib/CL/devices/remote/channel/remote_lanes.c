@@ -1,7 +1,7 @@
 /* remote_lanes.c - the client's lanes (remote_transport.h,
    pocl_remote_lanes.h): more links beside the data link that carry the
    payloads of large DATA, READ_DATA and COMPLETION messages in stripes
-   (protocol/pocl_remote_bulk_lanes.c).  Here: how many, and opening them.  */
+   (protocol/transports/lanes/pocl_remote_bulk_lanes.c).  Here: how many, and opening them.  */
 
 #include <string.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include "pocl_remote_auth.h"
 #include "pocl_remote_cpus.h"
 #include "pocl_runtime_config.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 
 /* Lanes a connection opens (POCL_REMOTE_LANES): one per this many CPUs, up
    to POCL_REMOTE_MAX_LANES.  Each stream takes about a core at either end

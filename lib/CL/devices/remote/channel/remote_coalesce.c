@@ -23,7 +23,7 @@
 #include "pocl_debug.h"
 #include "pocl_remote_workers.h"
 #include "pocl_timing.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
 #define REMOTE_BURST_NS 50000
@@ -150,6 +150,21 @@ trace_held (remote_server *s, uint64_t from, uint64_t to, uint64_t t0)
                                 sizeof (*h) + h->body_size + h->payload_size,
                                 t0, t1);
     }
+}
+
+void
+pocl_remote_take_ack (remote_server *s, pocl_remote_hdr *h, pocl_remote_ack *a)
+{
+  a->seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
+  a->seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
+  h->type = POCL_RMSG_ACK;
+  h->body_size = sizeof (*a);
+  h->payload_size = 0;
+  h->id = 0;
+  __atomic_store_n (&s->ack_due, 0, __ATOMIC_RELEASE);
+  __atomic_store_n (&s->seen_at_last_ack, a->seen[0] + a->seen[1],
+                    __ATOMIC_RELEASE);
+  __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
 }
 
 /* The most pieces of one write of the command link: a burst's messages.  */

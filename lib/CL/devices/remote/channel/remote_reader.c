@@ -1,13 +1,14 @@
 /* remote_reader.c - the reader threads, one per socket of a connection to
-   pocld: they turn replies, completions, read data and kernel output into
-   OpenCL state, and acknowledge what they received.  */
+   pocld: they wake the requests their replies answer, land read data where
+   the in-flight command says, hand completions up to the driver
+   (remote_channel_handlers), print kernel output, and acknowledge what
+   they received.  */
 
 #include <string.h>
 #include <unistd.h>
 
 #include "pocl_debug.h"
-#include "pocl_remote_workers.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
 /* A reader thread's receive buffer: one recv usually brings in a whole
@@ -177,7 +178,7 @@ handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 }
 
 static void
-unpack_rect (char *dst, const char *src, const remote_event *re)
+unpack_rect (char *dst, const char *src, const remote_inflight *re)
 {
   size_t z, y;
   for (z = 0; z < re->region[2]; ++z)
@@ -190,12 +191,12 @@ unpack_rect (char *dst, const char *src, const remote_event *re)
    event is out of the table, where the loss's sweep (perhaps already run
    by the other reader) would look for it; fail it here.  */
 static int
-fail_taken (remote_server *s, remote_event *re)
+fail_taken (remote_server *s, remote_inflight *re)
 {
   pocl_remote_completion c;
   memset (&c, 0, sizeof (c));
   c.status = CL_DEVICE_NOT_AVAILABLE;
-  pocl_remote_complete (s, re, &c);
+  pocl_remote_handlers.complete (s, re, &c);
   return -1;
 }
 
@@ -203,7 +204,7 @@ fail_taken (remote_server *s, remote_event *re)
    server to send again after a resume.  Once the session is lost for good
    the sweep may have passed already: then fail it here.  */
 static int
-payload_lost (remote_server *s, remote_event *re)
+payload_lost (remote_server *s, remote_inflight *re)
 {
   pocl_remote_event_insert (s, re);
   if (pocl_remote_dead (s) && pocl_remote_event_take (s, re->id) == re)
@@ -213,13 +214,13 @@ payload_lost (remote_server *s, remote_event *re)
 
 /* Reads a message's body and takes its event out of the table; NULL (the
    session is lost) if the socket broke or the event is unknown.  */
-static remote_event *
+static remote_inflight *
 take_body (remote_server *s, rbuf *rb, const pocl_remote_hdr *h, void *body,
            size_t size, const char *what)
 {
   if (rb_read (rb, body, size))
     return NULL;
-  remote_event *re = pocl_remote_event_take (s, h->id);
+  remote_inflight *re = pocl_remote_event_take (s, h->id);
   if (re == NULL)
     POCL_MSG_ERR ("remote: %s for unknown event %" PRIu64 "\n", what, h->id);
   return re;
@@ -230,7 +231,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
   uint64_t trace_t0 = REMOTE_TRACE_T0 ();
   pocl_remote_completion c;
-  remote_event *re = take_body (s, rb, h, &c, sizeof (c), "completion");
+  remote_inflight *re = take_body (s, rb, h, &c, sizeof (c), "completion");
   if (re == NULL)
     return -1;
 
@@ -277,7 +278,7 @@ handle_completion (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 
   REMOTE_TRACE_SPAN (REMOTE_TRACE_COMPLETION, s->index, h->id,
                      POCL_RMSG_COMPLETION, h->payload_size, trace_t0);
-  pocl_remote_complete (s, re, &c);
+  pocl_remote_handlers.complete (s, re, &c);
   return 0;
 }
 
@@ -289,7 +290,7 @@ handle_read_data (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {
   uint64_t trace_t0 = REMOTE_TRACE_T0 ();
   pocl_remote_read_data d;
-  remote_event *re = take_body (s, rb, h, &d, sizeof (d), "read data");
+  remote_inflight *re = take_body (s, rb, h, &d, sizeof (d), "read data");
   if (re == NULL)
     return -1;
   uint64_t len = h->payload_size;
@@ -360,21 +361,6 @@ typedef struct reader_arg
 #define ACK_EVERY 256
 #define ACK_ALONE 1024
 #define ACK_PAYLOAD (1u << 20)
-
-void
-pocl_remote_take_ack (remote_server *s, pocl_remote_hdr *h, pocl_remote_ack *a)
-{
-  a->seen[0] = __atomic_load_n (&s->seen[0], __ATOMIC_ACQUIRE);
-  a->seen[1] = __atomic_load_n (&s->seen[1], __ATOMIC_ACQUIRE);
-  h->type = POCL_RMSG_ACK;
-  h->body_size = sizeof (*a);
-  h->payload_size = 0;
-  h->id = 0;
-  __atomic_store_n (&s->ack_due, 0, __ATOMIC_RELEASE);
-  __atomic_store_n (&s->seen_at_last_ack, a->seen[0] + a->seen[1],
-                    __ATOMIC_RELEASE);
-  __atomic_store_n (&s->payload_since_ack, 0, __ATOMIC_RELEASE);
-}
 
 /* Owes an ACK when due, and sends it by itself when long due.  Never waits
    for the send lock (a sender may hold it while the server, which we must
@@ -455,7 +441,7 @@ reader_thread (void *p)
   remote_server *s = arg->server;
   int data_socket = arg->data_socket;
   free (arg);
-  pocl_remote_reader_thread_started ();
+  pocl_remote_handlers.reader_started ();
   rbuf *rb = malloc (sizeof (rbuf));
   int broken = 0;
   if (rb != NULL)
@@ -525,7 +511,7 @@ reader_thread (void *p)
       if (r)
         break;
       __atomic_fetch_add (&s->seen[data_socket], 1, __ATOMIC_ACQ_REL);
-      pocl_remote_complete_deferred ();
+      pocl_remote_handlers.after_message ();
       pocl_remote_flush_idle (s);
       maybe_ack (s, h.payload_size);
     }
@@ -538,34 +524,6 @@ reader_thread (void *p)
     pocl_remote_server_lost (s);
   pocl_remote_reader_done (s);
   return NULL;
-}
-
-void
-pocl_remote_reader_done (remote_server *s)
-{
-  pthread_mutex_lock (&s->table_lock);
-  --s->readers;
-  pthread_cond_broadcast (&s->reply_cond);
-  pthread_mutex_unlock (&s->table_lock);
-}
-
-void
-pocl_remote_count_reader (remote_server *s)
-{
-  pthread_mutex_lock (&s->table_lock);
-  ++s->readers;
-  pthread_mutex_unlock (&s->table_lock);
-}
-
-int
-pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *), void *arg)
-{
-  /* Detached: a reader ends on its own when the connection does, and
-     nobody waits for it (the application may exit at any time).  */
-  int r = pocl_remote_thread_detached (fn, arg);
-  if (r)
-    pocl_remote_reader_done (s);
-  return r;
 }
 
 /* Starts the two reader threads of s's current sockets.  */

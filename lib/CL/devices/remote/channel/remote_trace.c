@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "pocl_remote_trace_clock.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
 int pocl_remote_trace_on;

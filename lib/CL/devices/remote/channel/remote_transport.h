@@ -1,8 +1,8 @@
 /* remote_transport.h - the client's transports (doc/protocol.md,
    "Transports"): how its links come to be (the link transports: TCP, TLS)
    and how large payloads move on its data link (the bulk transports:
-   UCX, lanes, inline).  Everything else of the driver sees only the links and
-   the bulk ops (protocol/pocl_remote_link.h, pocl_remote_bulk.h).  */
+   UCX, lanes, inline).  The rest of the channel sees only the links and
+   the bulk ops (protocol/transports/pocl_remote_link.h, pocl_remote_bulk.h).  */
 
 #ifndef POCL_REMOTE_TRANSPORT_H
 #define POCL_REMOTE_TRANSPORT_H

@@ -1,5 +1,5 @@
 /* remote_tcp.c - the client's TCP transport (remote_transport.h): one
-   tuned TCP socket per link (protocol/pocl_remote_link_tcp.c).  The TLS
+   tuned TCP socket per link (protocol/transports/tcp/pocl_remote_link_tcp.c).  The TLS
    transport (remote_tls.c) connects with pocl_remote_tcp_connect too.  */
 
 #include <errno.h>

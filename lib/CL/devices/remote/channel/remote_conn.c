@@ -1,7 +1,8 @@
 /* remote_conn.c - message I/O on the connections to pocld: sends (each
    message whole under its socket's lock, logged for a resume), synchronous
    requests and their replies, the in-flight command table, and the loss of
-   a session.
+   a session (whose commands fail through the driver's handlers), and the
+   count of a session's readers.
 
    Threads: application threads write their own messages (no hand-off on the
    command path); one reader thread per socket receives (remote_reader.c).
@@ -13,34 +14,17 @@
 #include <unistd.h>
 
 #include "pocl_debug.h"
-#include "pocl_remote_cpus.h"
+#include "pocl_remote_workers.h"
 #include "pocl_runtime_config.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 #include "remote_trace.h"
 
-int64_t
-pocl_remote_cpu_option (int64_t *cached, const char *name, int64_t few_cpus,
-                        int64_t more_cpus, int64_t max)
-{
-  /* computed once; threads racing on the first call compute the same */
-  int64_t v = __atomic_load_n (cached, __ATOMIC_RELAXED);
-  if (v < 0)
-    {
-      long cpus = pocl_remote_usable_cpus ();
-      v = pocl_get_int_option (name, (int)(cpus > 2 ? more_cpus : few_cpus));
-      v = v < 0 ? 0 : v > max ? max : v;
-      __atomic_store_n (cached, v, __ATOMIC_RELAXED);
-    }
-  return v;
-}
+remote_channel_handlers pocl_remote_handlers;
 
-uint64_t
-pocl_remote_spin_ns (void)
+void
+pocl_remote_channel_setup (const remote_channel_handlers *h)
 {
-  static int64_t cached = -1;
-  return 1000
-         * (uint64_t)pocl_remote_cpu_option (&cached, "POCL_REMOTE_SPIN_US", 0,
-                                             REMOTE_SPIN_US, INT32_MAX);
+  pocl_remote_handlers = *h;
 }
 
 /* The trace's send events: commands, their DATA, and the notifications
@@ -234,25 +218,25 @@ pocl_remote_request_async (remote_server *s, uint32_t type, const void *body,
 }
 
 void
-pocl_remote_event_insert (remote_server *s, remote_event *re)
+pocl_remote_event_insert (remote_server *s, remote_inflight *f)
 {
-  unsigned b = (unsigned)(re->id & (REMOTE_EVENT_BUCKETS - 1));
+  unsigned b = (unsigned)(f->id & (REMOTE_EVENT_BUCKETS - 1));
   pthread_mutex_lock (&s->table_lock);
-  re->hash_next = s->events[b];
-  s->events[b] = re;
+  f->hash_next = s->events[b];
+  s->events[b] = f;
   __atomic_fetch_add (&s->in_flight, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock (&s->table_lock);
 }
 
-remote_event *
+remote_inflight *
 pocl_remote_event_take (remote_server *s, uint64_t id)
 {
   unsigned b = (unsigned)(id & (REMOTE_EVENT_BUCKETS - 1));
   pthread_mutex_lock (&s->table_lock);
-  remote_event **p = &s->events[b];
+  remote_inflight **p = &s->events[b];
   while (*p && (*p)->id != id)
     p = &(*p)->hash_next;
-  remote_event *re = *p;
+  remote_inflight *re = *p;
   if (re)
     {
       *p = re->hash_next;
@@ -266,6 +250,50 @@ uint64_t
 pocl_remote_server_to_client_time (remote_server *s, uint64_t ts)
 {
   return ts ? (uint64_t)((int64_t)ts - s->clock_offset_ns) : 0;
+}
+
+void
+pocl_remote_shutdown_links (remote_server *s)
+{
+  pocl_remote_link_shutdown (&s->cmd);
+  pocl_remote_link_shutdown (&s->data);
+  s->bulk.ops->shutdown (&s->bulk);
+}
+
+/* What the bulk transport sets up besides, counted in (1) or not (0).  */
+int
+pocl_remote_bulk_reserve (remote_server *s)
+{
+  return s->bulk_transport->reserve != NULL && s->bulk_transport->reserve (s);
+}
+
+/* The threads a resume waits for (remote_channel_private.h).  */
+void
+pocl_remote_reader_done (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  --s->readers;
+  pthread_cond_broadcast (&s->reply_cond);
+  pthread_mutex_unlock (&s->table_lock);
+}
+
+void
+pocl_remote_count_reader (remote_server *s)
+{
+  pthread_mutex_lock (&s->table_lock);
+  ++s->readers;
+  pthread_mutex_unlock (&s->table_lock);
+}
+
+int
+pocl_remote_spawn_reader (remote_server *s, void *(*fn) (void *), void *arg)
+{
+  /* Detached: a reader ends on its own when the connection does, and
+     nobody waits for it (the application may exit at any time).  */
+  int r = pocl_remote_thread_detached (fn, arg);
+  if (r)
+    pocl_remote_reader_done (s);
+  return r;
 }
 
 /* The session is lost for good: called by a reader on a protocol error, or
@@ -297,7 +325,7 @@ pocl_remote_server_lost (remote_server *s)
   /* wake the other reader */
   pocl_remote_shutdown_links (s);
 
-  pocl_remote_set_available (s, CL_FALSE);
+  pocl_remote_handlers.server_lost (s);
 
   unsigned b;
   pocl_remote_completion c;
@@ -308,7 +336,7 @@ pocl_remote_server_lost (remote_server *s)
       for (;;)
         {
           pthread_mutex_lock (&s->table_lock);
-          remote_event *re = s->events[b];
+          remote_inflight *re = s->events[b];
           if (re)
             {
               s->events[b] = re->hash_next;
@@ -317,8 +345,8 @@ pocl_remote_server_lost (remote_server *s)
           pthread_mutex_unlock (&s->table_lock);
           if (re == NULL)
             break;
-          pocl_remote_complete (s, re, &c);
-          pocl_remote_complete_deferred ();
+          pocl_remote_handlers.complete (s, re, &c);
+          pocl_remote_handlers.after_message ();
         }
     }
 }

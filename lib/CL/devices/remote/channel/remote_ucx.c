@@ -1,5 +1,5 @@
 /* remote_ucx.c - the client's UCX bulk transport (remote_transport.h,
-   protocol/pocl_remote_bulk_ucx.c), which the application asks for with
+   protocol/transports/ucx/pocl_remote_bulk_ucx.c), which the application asks for with
    POCL_REMOTE_UCX=1: DATA, READ_DATA and COMPLETION payloads of
    POCL_REMOTE_UCX_MIN bytes or more move between this process's UCX
    worker and pocld's (shared memory when both sit on one host, RDMA over
@@ -20,7 +20,7 @@
 
 #include "pocl_debug.h"
 #include "pocl_runtime_config.h"
-#include "remote.h"
+#include "remote_channel_private.h"
 
 #ifdef POCL_REMOTE_HAVE_UCX
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# remote/layering: the client driver's channel (lib/CL/devices/remote/channel) includes
+# no header of the driver above it, and the driver includes of the channel only its
+# public header, channel/remote_channel.h (lib/CL/devices/remote/README.md).
+#   test_layering.sh REMOTE_DRIVER_DIR
+# PASS/FAIL line on stdout; exit 0 only on PASS.
+set -u
+name=layering
+if [[ $# -ne 1 || ! -d $1/channel ]]; then
+  sed -n '5,5p' "$0" | sed 's/^# //' >&2
+  exit 2
+fi
+dir=$1
+includes() { sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^>"]+)[>"].*/\1/p' "$1"; }
+driver_headers=$(cd "$dir" && ls -- *.h)
+channel_private=$(cd "$dir/channel" && ls -- *.h | grep -vx remote_channel.h)
+fail=0
+for f in "$dir"/channel/*.[ch]; do
+  for inc in $(includes "$f"); do
+    if [[ $inc == ../* ]] || grep -qxF -- "${inc##*/}" <<<"$driver_headers"; then
+      echo "$name: ${f#"$dir"/} includes the driver's $inc"
+      fail=1
+    fi
+  done
+done
+for f in "$dir"/*.[ch]; do
+  for inc in $(includes "$f"); do
+    if grep -qxF -- "${inc##*/}" <<<"$channel_private"; then
+      echo "$name: ${f#"$dir"/} includes the channel's own $inc"
+      fail=1
+    fi
+  done
+done
+if [[ $fail -ne 0 ]]; then
+  echo "$name: FAIL: a header across the layers (see above)"
+  exit 1
+fi
+echo "$name: PASS"
