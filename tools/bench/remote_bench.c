@@ -15,15 +15,15 @@
    enqueued right after it, to its completion: the driver notices the cut,
    reconnects, resumes the session and replays the kernel.
 
-   remote_bench ITERATIONS --row LABEL: one line for
-   tools/bench_security.sh (see row).
+   remote_bench ITERATIONS --row LABEL: one line, for tools/bench.sh
+   security and gpu (see row).
 
    remote_bench ITERATIONS --migrations LABEL: the migration sweep alone,
-   4 B to 1 GiB, for tools/bench_transports.sh (see migrations).
+   4 B to 1 GiB, for tools/bench.sh transports (see migrations).
 
    remote_bench ITERATIONS --client LABEL: the client's own writes and reads
    of 1 MiB to 256 MiB against loopback TCP in the same run, for
-   tools/bench_transports.sh (see client_sweep).  */
+   tools/bench.sh transports (see client_sweep).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -46,7 +46,7 @@
    with `whole`, from a written buffer of `size` bytes into another, as a
    remote transfer must move them.  One stream is the reference of the
    64 MiB transfers' target (doc/benchmarks.md, Method); four show what
-   several streams, as lanes make, can reach (tools/bench/tcp_streams_probe.c
+   several streams, as lanes make, can reach (doc/benchmarks.md, Lanes,
    has 1 to 8).  */
 typedef struct sink_arg
 {
