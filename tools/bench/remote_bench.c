@@ -304,56 +304,25 @@ bandwidth (dev *d, size_t size, int iters, double *wr, double *rd)
   clReleaseMemObject (b);
 }
 
-
-/* Same name up to the "/device)" suffix: one server.  */
-
 /* Fills the three (zeroed first); 0, with a message, without a remote and
    a local device.  */
 static int
 find_devices (dev *remote, dev *local, dev *peer)
 {
-  cl_platform_id plats[16];
+  bench_device r, l, p;
+  find_bench_devices (&r, &l, &p);
   memset (remote, 0, sizeof (*remote));
   memset (local, 0, sizeof (*local));
   memset (peer, 0, sizeof (*peer));
-  cl_uint np = 0, i, j;
-  const char *want = getenv ("BENCH_LOCAL");
-  int have_remote = 0, have_local = 0;
-  clGetPlatformIDs (16, plats, &np);
-  for (i = 0; i < np; ++i)
-    {
-      cl_device_id devs[32];
-      cl_uint nd = 0;
-      if (clGetDeviceIDs (plats[i], CL_DEVICE_TYPE_ALL, 32, devs, &nd))
-        continue;
-      for (j = 0; j < nd; ++j)
-        {
-          char name[256];
-          clGetDeviceInfo (devs[j], CL_DEVICE_NAME, sizeof (name), name, NULL);
-          if (strstr (name, "pocl-remote"))
-            {
-              if (!have_remote++)
-                {
-                  remote->id = devs[j];
-                  strcpy (remote->name, name);
-                }
-              else if (peer->id == NULL && !same_server (name, remote->name))
-                {
-                  peer->id = devs[j];
-                  strcpy (peer->name, name);
-                }
-            }
-          else if (!have_local && (!want || strstr (name, want)))
-            {
-              have_local = 1;
-              local->id = devs[j];
-              strcpy (local->name, name);
-            }
-        }
-    }
-  if (!have_remote || !have_local)
+  remote->id = r.id;
+  strcpy (remote->name, r.name);
+  local->id = l.id;
+  strcpy (local->name, l.name);
+  peer->id = p.id;
+  strcpy (peer->name, p.name);
+  if (!r.id || !l.id)
     fprintf (stderr, "need a pocl-remote device and a local device\n");
-  return have_remote && have_local;
+  return r.id && l.id;
 }
 
 /* One command to fault_proxy's control socket.  */
