@@ -1,6 +1,7 @@
 /* bench_common.h - what the benchmark programs share: a monotonic clock in
    microseconds, a spin of some microseconds, failing on an OpenCL error,
-   the summary of a series of timings, the first device of the first
+   the summary of a series of timings, the no-op and the 100-kernel chain
+   as both benchmarks time them, the first device of the first
    platform (and a queue of it), the loopback TCP round trip of the same
    run, whether two remote devices share a server, and the migration of a
    buffer between two devices.  */
@@ -102,6 +103,63 @@ summarize (double *v, int n)
   s.median = v[n / 2];
   s.p90 = v[(int)(n * 0.9)];
   s.p99 = v[(int)(n * 0.99)];
+  return s;
+}
+
+/* The no-op: a one-work-item kernel K enqueued on Q and waited for with
+   clFinish, ITERS times after 200 untimed.  */
+static inline stats
+noop_series (cl_command_queue q, cl_kernel k, int iters)
+{
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i;
+  for (i = -200; i < iters; ++i)
+    {
+      double t0 = now_us ();
+      CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+      CHECK (clFinish (q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  return s;
+}
+
+/* The chain: LEN dependent launches of INC, which increments COUNTER's
+   first int, on the in-order Q and one clFinish, ITERS times after 5
+   untimed; the counter is checked after each, so that the chain really
+   ran.  NAME is the device's, for the message.  */
+static inline stats
+chain_series (cl_command_queue q, cl_kernel inc, cl_mem counter,
+              const char *name, int len, int iters)
+{
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i, j, zero = 0, got = 0;
+  for (i = -5; i < iters; ++i)
+    {
+      CHECK (clEnqueueWriteBuffer (q, counter, CL_TRUE, 0, 4, &zero, 0, NULL,
+                                   NULL));
+      double t0 = now_us ();
+      for (j = 0; j < len; ++j)
+        CHECK (
+            clEnqueueNDRangeKernel (q, inc, 1, NULL, &g, NULL, 0, NULL, NULL));
+      CHECK (clFinish (q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+      CHECK (clEnqueueReadBuffer (q, counter, CL_TRUE, 0, 4, &got, 0, NULL,
+                                  NULL));
+      if (got != len)
+        {
+          fprintf (stderr, "chain on %s counted %d, expected %d\n", name, got,
+                   len);
+          exit (1);
+        }
+    }
+  stats s = summarize (v, iters);
+  free (v);
   return s;
 }
 

@@ -34,9 +34,11 @@ pocld_env=() pocld_pin=() pocld_pid=
 gpu_pocld() {
   local gpu=$1 p=$2
   shift 2
+  # emptied here, not in the child: wait_listening must not read an earlier run's
+  : >"$logs/pocld-$p.log"
   env -u POCL_BUILDING -u POCL_DEVICES "${pocld_env[@]}" OCL_ICD_FILENAMES="${server_icd:-$nv}" \
     CUDA_VISIBLE_DEVICES="$gpu" "${pocld_pin[@]}" "$thin/pocld/pocld" --port "$p" \
-    --log-level info "$@" >"$logs/pocld-$p.log" 2>&1 &
+    --log-level info "$@" >>"$logs/pocld-$p.log" 2>&1 &
   pocld_pid=$!
   bench_pids+=($!)
 }
@@ -531,13 +533,15 @@ custom_run() {
 
   # Server A: the stream source and a decoder; server B: NVIDIA's GPU and a
   # decoder.  pocld lists CUSTOM devices after all platforms' others (doc/pocld.md).
+  : >"$logs/pocld-a.log"
+  : >"$logs/pocld-b.log"
   OCL_ICD_FILENAMES=$pocl POCL_DEVICES="stream hevc" POCL_STREAM0_PARAMETERS="$clip,chunk=hevc,loop" \
     CUDA_VISIBLE_DEVICES=${GPU_A:-0} "$thin/pocld/pocld" --port "$port" --log-level info \
-    ${TRACE:+--trace "$TRACE/a"} >"$logs/pocld-a.log" 2>&1 &
+    ${TRACE:+--trace "$TRACE/a"} >>"$logs/pocld-a.log" 2>&1 &
   bench_pids+=($!)
   OCL_ICD_FILENAMES=$nv:$pocl POCL_DEVICES="hevc" CUDA_VISIBLE_DEVICES=${GPU_B:-0} \
     "$thin/pocld/pocld" --port $((port + 10)) --log-level info ${TRACE:+--trace "$TRACE/b"} \
-    >"$logs/pocld-b.log" 2>&1 &
+    >>"$logs/pocld-b.log" 2>&1 &
   bench_pids+=($!)
   wait_listening "$logs/pocld-a.log" "$logs/pocld-b.log"
   echo "== hevc through remote (server B: its decoder is device 1)"

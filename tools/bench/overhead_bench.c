@@ -167,20 +167,7 @@ static stats
 noop_latency (dev *d, int iters)
 {
   cl_kernel k = kernel (d, "noop");
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i;
-  for (i = -200; i < iters; ++i)
-    {
-      double t0 = now_us ();
-      CHECK (clEnqueueNDRangeKernel (d->q, k, 1, NULL, &g, NULL, 0, NULL,
-                                     NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-    }
-  stats s = summarize (v, iters);
-  free (v);
+  stats s = noop_series (d->q, k, iters);
   clReleaseKernel (k);
   return s;
 }
@@ -193,31 +180,7 @@ chain (dev *d, int len, int iters)
   cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
   CHECK (err);
   CHECK (clSetKernelArg (k, 0, sizeof (c), &c));
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i, j, zero = 0, got = 0;
-  for (i = -5; i < iters; ++i)
-    {
-      CHECK (clEnqueueWriteBuffer (d->q, c, CL_TRUE, 0, 4, &zero, 0, NULL,
-                                   NULL));
-      double t0 = now_us ();
-      for (j = 0; j < len; ++j)
-        CHECK (clEnqueueNDRangeKernel (d->q, k, 1, NULL, &g, NULL, 0, NULL,
-                                       NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-      CHECK (clEnqueueReadBuffer (d->q, c, CL_TRUE, 0, 4, &got, 0, NULL,
-                                  NULL));
-      if (got != len)
-        {
-          fprintf (stderr, "chain on %s counted %d, expected %d\n", d->name,
-                   got, len);
-          exit (1);
-        }
-    }
-  stats s = summarize (v, iters);
-  free (v);
+  stats s = chain_series (d->q, k, c, d->name, len, iters);
   clReleaseMemObject (c);
   clReleaseKernel (k);
   return s;

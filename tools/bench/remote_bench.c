@@ -208,54 +208,14 @@ setup (dev *d)
 static stats
 noop_latency (dev *d, int iters)
 {
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i;
-  for (i = -200; i < iters; ++i)
-    {
-      double t0 = now_us ();
-      CHECK (clEnqueueNDRangeKernel (d->q, d->noop, 1, NULL, &g, NULL, 0, NULL,
-                                     NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-    }
-  stats s = summarize (v, iters);
-  free (v);
-  return s;
+  return noop_series (d->q, d->noop, iters);
 }
 
-/* 100 dependent kernels (in-order queue) and one clFinish; checks the
-   counter so that the chain really ran.  */
+/* 100 dependent kernels (in-order queue) and one clFinish.  */
 static stats
 chain (dev *d, int len, int iters)
 {
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i, k, zero = 0, got = 0;
-  for (i = -5; i < iters; ++i)
-    {
-      CHECK (clEnqueueWriteBuffer (d->q, d->counter, CL_TRUE, 0, 4, &zero, 0,
-                                   NULL, NULL));
-      double t0 = now_us ();
-      for (k = 0; k < len; ++k)
-        CHECK (clEnqueueNDRangeKernel (d->q, d->inc, 1, NULL, &g, NULL, 0,
-                                       NULL, NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-      CHECK (clEnqueueReadBuffer (d->q, d->counter, CL_TRUE, 0, 4, &got, 0,
-                                  NULL, NULL));
-      if (got != len)
-        {
-          fprintf (stderr, "chain on %s counted %d, expected %d\n", d->name,
-                   got, len);
-          exit (1);
-        }
-    }
-  stats s = summarize (v, iters);
-  free (v);
-  return s;
+  return chain_series (d->q, d->inc, d->counter, d->name, len, iters);
 }
 
 /* Best-of and median bandwidth of blocking 64 MiB writes and reads, with
