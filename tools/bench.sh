@@ -1,70 +1,74 @@
 #!/usr/bin/env bash
-# Builds tools/bench/remote_bench.c and runs it against two fresh pocld on
-# loopback: the remote device is the first pocld's pthread device, the local
-# reference is the pthread device in the benchmark's own process, and the
-# second pocld is the other end of the server-to-server migrations.  Then
-# the distributed matmul (examples/remote/matmul) on one remote device and
-# on both, for the speedup, the reconnect time: the first pocld through
-# tools/fault_proxy.cc, which cuts every connection once per round, and
-# tools/bench_security.sh (plain, pre-shared key, TLS, both).  Between them
-# tools/bench/overhead_bench.c (doc/benchmarks.md, Method).
-#   tools/bench.sh [ITERATIONS [MATMUL_N]]
-# Env: BUILD_DIR (default build, as for tools/build.sh), STREAM_LOG2 (the
-# stream kernels' arrays hold 2^STREAM_LOG2 doubles, default 25).
-set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$repo/build}/pocl
-bench=$build/remote_bench
-cc -O2 -Wall -o "$bench" "$repo/tools/bench/remote_bench.c" -lOpenCL -lpthread
-cc -O2 -Wall -o "$build/overhead_bench" "$repo/tools/bench/overhead_bench.c" \
-  -lOpenCL -lpthread -lm
+# PoCL-R's benchmarks (doc/benchmarks.md): each subcommand measures the remote
+# device against the same device natively and against the loopback TCP round
+# trip (RTT) measured in the same run, with fresh pocld, and prints the ratios.
+#   tools/bench.sh SUBCOMMAND [ARGS...]
+#   tools/bench.sh help          the list below
+# The subcommands live in tools/bench/local.sh (this machine, PoCL's pthread
+# device) and tools/bench/gpu.sh (a GPU machine, NVIDIA's OpenCL); their
+# environment is described at the top of each file.
 
-fixture=$repo/tests/remote/pocld_fixture.sh
-state_a=$(mktemp -u) state_b=$(mktemp -u)
-stop() {
-  "$fixture" stop "$state_a" || true
-  "$fixture" stop "$state_b" || true
+usage() {
+  cat <<'EOF'
+usage: tools/bench.sh SUBCOMMAND [ARGS...]
+
+On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_ENV):
+  summary [ITERATIONS]          remote_bench: no-op, 100-kernel chain, 64 MiB write/read,
+                                migrations between two pocld
+  overhead [-n LOG2] [-i ITERATIONS] [-g] [-m MOVES] [PART...]
+                                overhead_bench: no-op, stream kernels, chain, 4-byte and
+                                16 MiB-1 GiB migrations (PARTs noop stream chain migrate);
+                                TRACE=1|DIR traces both pocld and sums the trace by stage
+  chain [CHAINS]                the chain, thousands back to back, with the CPU per chain
+                                of the client and of pocld's session; COUNTS=1 adds perf's
+                                sendmsg, recvfrom and context switches
+  matmul [N]                    examples/remote/matmul on one and two remote devices
+  reconnect [ROUNDS]            a no-op right after fault_proxy cuts every connection
+  security [ITERATIONS [ROUNDS]]
+                                plain, pre-shared key, TLS, both, taking turns
+  transports [ITERATIONS [WAY...]]
+                                migrations and the client's transfers over the link,
+                                lanes, UCX over TCP and UCX shared memory
+  pointcloud [FRAMES [W H]]     the stream -> HEVC -> points chain, four configurations
+  all [ITERATIONS [MATMUL_N]]   summary, overhead, matmul, reconnect, security
+  ab ROUNDS SIDE SIDE... -- SUBCOMMAND [ARGS...]
+                                A/B: SUBCOMMAND once per SIDE (VAR=VALUE words, "-" for
+                                none; BUILD_DIR=<another tree's build>, POCLD=...) in turn,
+                                ROUNDS rounds
+
+On a GPU machine (POCL_TARBALL=<Debian 12's pocl.tar.xz>; one device call each):
+  gpu [ITERATIONS]              two pocld (on two GPUs where there are two): the example,
+                                the API tests, summary and overhead against NVIDIA, lane
+                                counts, matmul on 1 and 2 GPUs, traced runs; QUICK=1: one
+                                server's figures only
+  gpu-overhead [PART...]        overhead between the pocld of GPU 0 and GPU 1, ROUNDS
+                                rounds; OLD=DIR[:DIR...] alternates with other checkouts;
+                                TRACE=1, CLIENT_CPUS, POCLD_CPUS, SERVER_ICD
+  gpu-matmul N [SETTING...]     matmul on all GPUs, ROUNDS rounds, per pocld setting
+                                (NAME=VAR=VALUE,...) and with OLD=DIR; MIGRATIONS=1, TRACE=1
+  gpu-multi                     one pocld per GPU: matmul on 1, 2, 4 ... GPUs and its
+                                parallel efficiency, migrations GPU 0 <-> GPU 1, traced
+                                rounds; FFMPEG_DIR adds the pointcloud across two GPUs
+  gpu-transports [ITERATIONS]   transports with Debian 12's UCX carried along (UCX_ROOT)
+  gpu-custom pack DIR           (on Debian 12) FFmpeg's libraries and test data into DIR
+  gpu-custom run DIR            the HEVC decoder natively and through pocld, the pointcloud
+                                chain with NVIDIA's GPU computing
+EOF
 }
-trap stop EXIT
-"$fixture" start "$state_a" "$build/pocld/pocld" "$build"
-"$fixture" start "$state_b" "$build/pocld/pocld" "$build"
-port() { sed -n 's/^POCLD_PORT=//p' "$1" | head -n1; }
 
-export OCL_ICD_VENDORS=$build/ocl-vendors POCL_BUILDING=1
-export POCL_REMOTE0_PARAMETERS=127.0.0.1:$(port "$state_a")/0
-export POCL_REMOTE1_PARAMETERS=127.0.0.1:$(port "$state_b")/0
-POCL_DEVICES="pthread remote remote" "$bench" "${1:-2000}"
-# overhead_bench: stream kernels, chain, 4-byte and large migrations.
-echo
-POCL_DEVICES="pthread remote remote" "$build/overhead_bench" \
-  -n "${STREAM_LOG2:-25}" -i "${1:-2000}"
-
-matmul=$(sed -n 's/^REMOTE_VECADD=//p' "$build/tests/remote/paths.env")
-matmul=$(dirname "$matmul")/remote_matmul
-n=${2:-512}
-echo
-one=$(POCL_DEVICES="remote remote" "$matmul" "$n" 1 3)
-two=$(POCL_DEVICES="remote remote" "$matmul" "$n" 2 3)
-echo "$one"
-echo "$two"
-t1=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' <<<"$one")
-t2=$(sed -n 's/.*best \([0-9.]*\) ms/\1/p' <<<"$two")
-awk -v a="$t1" -v b="$t2" 'BEGIN { printf "matmul speedup, 2 servers over 1: %.2fx (efficiency %.0f%%)\n", a / b, 50 * a / b }'
-
-proxy=$build/tests/remote/fault_proxy
-work=$(mktemp -d)
-"$proxy" --target "127.0.0.1:$(port "$state_a")" --listen-port 0 --port-file "$work/port" \
-  --control "$work/ctl" >"$work/proxy.log" 2>&1 &
-proxy_pid=$!
-trap 'kill $proxy_pid 2>/dev/null; rm -rf "$work"; stop' EXIT
-for _ in $(seq 1 100); do
-  [[ -s $work/port ]] && break
-  sleep 0.1
-done
-echo
-POCL_DEVICES="pthread remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$(sed -n 's/^PROXY_PORT=//p' "$work/port")/0 \
-  "$bench" --reconnect "$work/ctl" 50
-
-# The cost of pre-shared keys and TLS: tools/bench_security.sh.
-echo
-"$repo/tools/bench_security.sh" "${1:-2000}"
+sub=${1:-help}
+shift || true
+case $sub in
+  summary | overhead | chain | matmul | reconnect | security | transports | pointcloud | all | ab)
+    group=local ;;
+  gpu | gpu-overhead | gpu-matmul | gpu-multi | gpu-transports | gpu-custom)
+    group=gpu ;;
+  help | -h | --help) usage; exit 0 ;;
+  *) usage >&2; exit 2 ;;
+esac
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/common.sh
+source "$here/bench/common.sh"
+# shellcheck source=/dev/null
+source "$here/bench/$group.sh"
+"cmd_${sub//-/_}" "$@"

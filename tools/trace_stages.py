@@ -16,8 +16,8 @@ stream kernels' and the dot's read-back (tools/bench/overhead_bench.c
 stream).
 
 Round (--round): the last burst of commands that begins with NDRANGEs,
-as a round of examples/remote/matmul makes (tools/gpu_multi.sh traces
-one): per server when its kernels completed and each PEER_DATA it
+as a round of examples/remote/matmul makes (tools/bench.sh gpu-multi
+traces one): per server when its kernels completed and each PEER_DATA it
 received, in ms from the round's first enqueue.
 
 Migrations: each clEnqueueMigrateMemObjects that moved bytes between two
@@ -208,7 +208,7 @@ def migrations(evs, by_id, names):
 
 def last_round(evs, names):
     """The last burst of commands that begins with NDRANGEs (a round of
-    examples/remote/matmul, traced by tools/gpu_multi.sh): its length, and
+    examples/remote/matmul, traced by tools/bench.sh gpu-multi): its length, and
     per server when its kernels completed and each PEER_DATA it received
     (ms from the round's first enqueue: at, bytes, how long it took)."""
     enq = [e for e in evs if e["name"] == "enqueue"]

@@ -1,19 +1,81 @@
-/* bench_common.h - what remote_bench and overhead_bench share: failing on
-   an OpenCL error, the summary of a series of timings, the loopback TCP
-   round trip of the same run, whether two remote devices share a server,
-   and the migration of a buffer between two devices.  */
+/* bench_common.h - what the benchmark programs share: a monotonic clock in
+   microseconds, a spin of some microseconds, failing on an OpenCL error,
+   the summary of a series of timings, the no-op and the 100-kernel chain
+   as both benchmarks time them, the first device of the first
+   platform (and a queue of it), the loopback TCP round trip of the same
+   run, whether two remote devices share a server, and the migration of a
+   buffer between two devices.  */
 
 #ifndef POCL_REMOTE_BENCH_COMMON_H
 #define POCL_REMOTE_BENCH_COMMON_H
 
-#include "probe.h"
+#include <CL/cl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+static inline double
+now_us (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* Spins for us microseconds: the calling thread stays awake, the
+   device's own threads may not.  */
+static inline void
+idle_us (double us)
+{
+  double t = now_us () + us;
+  while (now_us () < t)
+    ;
+}
+
+static inline int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* 0 and the device, or -1 after saying there is none.  */
+static inline int
+first_device (cl_platform_id *p, cl_device_id *d)
+{
+  if (clGetPlatformIDs (1, p, NULL)
+      || clGetDeviceIDs (*p, CL_DEVICE_TYPE_ALL, 1, d, NULL))
+    {
+      fprintf (stderr, "no OpenCL device\n");
+      return -1;
+    }
+  return 0;
+}
+
+/* 0 with a context and an in-order queue of the first device of the first
+   platform, or -1 after saying why not.  */
+static inline int
+first_queue (cl_device_id *d, cl_context *c, cl_command_queue *q)
+{
+  cl_platform_id p;
+  cl_int err;
+  if (first_device (&p, d))
+    return -1;
+  *c = clCreateContext (NULL, 1, d, NULL, NULL, &err);
+  *q = *c ? clCreateCommandQueue (*c, *d, 0, &err) : NULL;
+  if (*q == NULL)
+    {
+      fprintf (stderr, "no context or queue (%d)\n", err);
+      return -1;
+    }
+  return 0;
+}
 
 #define CHECK(x)                                                              \
   do                                                                          \
@@ -41,6 +103,63 @@ summarize (double *v, int n)
   s.median = v[n / 2];
   s.p90 = v[(int)(n * 0.9)];
   s.p99 = v[(int)(n * 0.99)];
+  return s;
+}
+
+/* The no-op: a one-work-item kernel K enqueued on Q and waited for with
+   clFinish, ITERS times after 200 untimed.  */
+static inline stats
+noop_series (cl_command_queue q, cl_kernel k, int iters)
+{
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i;
+  for (i = -200; i < iters; ++i)
+    {
+      double t0 = now_us ();
+      CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+      CHECK (clFinish (q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  return s;
+}
+
+/* The chain: LEN dependent launches of INC, which increments COUNTER's
+   first int, on the in-order Q and one clFinish, ITERS times after 5
+   untimed; the counter is checked after each, so that the chain really
+   ran.  NAME is the device's, for the message.  */
+static inline stats
+chain_series (cl_command_queue q, cl_kernel inc, cl_mem counter,
+              const char *name, int len, int iters)
+{
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i, j, zero = 0, got = 0;
+  for (i = -5; i < iters; ++i)
+    {
+      CHECK (clEnqueueWriteBuffer (q, counter, CL_TRUE, 0, 4, &zero, 0, NULL,
+                                   NULL));
+      double t0 = now_us ();
+      for (j = 0; j < len; ++j)
+        CHECK (
+            clEnqueueNDRangeKernel (q, inc, 1, NULL, &g, NULL, 0, NULL, NULL));
+      CHECK (clFinish (q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+      CHECK (clEnqueueReadBuffer (q, counter, CL_TRUE, 0, 4, &got, 0, NULL,
+                                  NULL));
+      if (got != len)
+        {
+          fprintf (stderr, "chain on %s counted %d, expected %d\n", name, got,
+                   len);
+          exit (1);
+        }
+    }
+  stats s = summarize (v, iters);
+  free (v);
   return s;
 }
 
@@ -124,6 +243,53 @@ same_server (const char *x, const char *y)
 {
   const char *sx = strrchr (x, '/'), *sy = strrchr (y, '/');
   return sx && sy && sx - x == sy - y && strncmp (x, y, sx - x) == 0;
+}
+
+/* A benchmark's devices, by CL_DEVICE_NAME: the first "pocl-remote" device
+   is the remote one, the next such one of another server the migration
+   peer, the first other device (or the first whose name contains
+   $BENCH_LOCAL) the native reference.  What is not found stays zero.  */
+typedef struct bench_device
+{
+  cl_device_id id;
+  char name[256];
+} bench_device;
+
+static inline void
+find_bench_devices (bench_device *remote, bench_device *local,
+                    bench_device *peer)
+{
+  cl_platform_id plats[16];
+  cl_uint np = 0, i, j;
+  const char *want = getenv ("BENCH_LOCAL");
+  memset (remote, 0, sizeof (*remote));
+  memset (local, 0, sizeof (*local));
+  memset (peer, 0, sizeof (*peer));
+  clGetPlatformIDs (16, plats, &np);
+  for (i = 0; i < np; ++i)
+    {
+      cl_device_id devs[32];
+      cl_uint nd = 0;
+      if (clGetDeviceIDs (plats[i], CL_DEVICE_TYPE_ALL, 32, devs, &nd))
+        continue;
+      for (j = 0; j < nd; ++j)
+        {
+          char name[256];
+          clGetDeviceInfo (devs[j], CL_DEVICE_NAME, sizeof (name), name, NULL);
+          bench_device *d = NULL;
+          if (!strstr (name, "pocl-remote"))
+            d = !local->id && (!want || strstr (name, want)) ? local : NULL;
+          else if (!remote->id)
+            d = remote;
+          else if (!peer->id && !same_server (name, remote->name))
+            d = peer;
+          if (d)
+            {
+              d->id = devs[j];
+              strcpy (d->name, name);
+            }
+        }
+    }
 }
 
 /* Migrations between two devices (of two servers), in one context of

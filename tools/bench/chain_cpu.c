@@ -5,7 +5,7 @@
    time per chain and this process's CPU time per chain (all its threads:
    the application's and the driver's; natively PoCL's workers too).
    "rtt N" prints the loopback TCP round trip's median over N ping-pongs
-   instead.  tools/chain_cpu.sh adds pocld's CPU time over the same chains,
+   instead.  tools/bench.sh chain adds pocld's CPU time over the same chains,
    and the ratio of the remote chain to the native one plus the round trip.
      chain_cpu native|remote CHAINS
      chain_cpu rtt ITERATIONS  */

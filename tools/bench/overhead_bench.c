@@ -135,50 +135,29 @@ kernel (dev *d, const char *name)
 static int
 find_devices (dev *remote, dev *local, dev *peer)
 {
-  cl_platform_id plats[16];
-  cl_uint np = 0, i, j;
-  const char *want = getenv ("BENCH_LOCAL");
-  dev none_local, none_remote, none_peer;
-  if (local == NULL)
-    local = &none_local;
-  if (remote == NULL)
-    remote = &none_remote, peer = &none_peer;
-  memset (remote, 0, sizeof (*remote));
-  memset (local, 0, sizeof (*local));
-  memset (peer, 0, sizeof (*peer));
-  clGetPlatformIDs (16, plats, &np);
-  for (i = 0; i < np; ++i)
-    {
-      cl_device_id devs[32];
-      cl_uint nd = 0;
-      if (clGetDeviceIDs (plats[i], CL_DEVICE_TYPE_ALL, 32, devs, &nd))
-        continue;
-      for (j = 0; j < nd; ++j)
-        {
-          char name[256];
-          clGetDeviceInfo (devs[j], CL_DEVICE_NAME, sizeof (name), name, NULL);
-          dev *d = NULL;
-          if (!strstr (name, "pocl-remote"))
-            d = !local->id && (!want || strstr (name, want)) ? local : NULL;
-          else if (!remote->id)
-            d = remote;
-          else if (!peer->id && !same_server (name, remote->name))
-            d = peer;
-          if (d)
-            {
-              d->id = devs[j];
-              strcpy (d->name, name);
-            }
-        }
-    }
-  int ok = (remote == &none_remote || remote->id)
-           && (local == &none_local || local->id);
+  bench_device r, l, p;
+  find_bench_devices (&r, &l, &p);
+  int ok = (remote == NULL || r.id) && (local == NULL || l.id);
   if (!ok)
     fprintf (stderr, "need %s\n",
-             local == &none_local     ? "a pocl-remote device"
-             : remote == &none_remote ? "a local device"
-                                      : "a pocl-remote device and a local "
-                                        "device");
+             local == NULL    ? "a pocl-remote device"
+             : remote == NULL ? "a local device"
+                              : "a pocl-remote device and a local device");
+  if (local)
+    {
+      memset (local, 0, sizeof (*local));
+      local->id = l.id;
+      strcpy (local->name, l.name);
+    }
+  if (remote)
+    {
+      memset (remote, 0, sizeof (*remote));
+      memset (peer, 0, sizeof (*peer));
+      remote->id = r.id;
+      strcpy (remote->name, r.name);
+      peer->id = p.id;
+      strcpy (peer->name, p.name);
+    }
   return ok;
 }
 
@@ -188,20 +167,7 @@ static stats
 noop_latency (dev *d, int iters)
 {
   cl_kernel k = kernel (d, "noop");
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i;
-  for (i = -200; i < iters; ++i)
-    {
-      double t0 = now_us ();
-      CHECK (clEnqueueNDRangeKernel (d->q, k, 1, NULL, &g, NULL, 0, NULL,
-                                     NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-    }
-  stats s = summarize (v, iters);
-  free (v);
+  stats s = noop_series (d->q, k, iters);
   clReleaseKernel (k);
   return s;
 }
@@ -214,31 +180,7 @@ chain (dev *d, int len, int iters)
   cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
   CHECK (err);
   CHECK (clSetKernelArg (k, 0, sizeof (c), &c));
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i, j, zero = 0, got = 0;
-  for (i = -5; i < iters; ++i)
-    {
-      CHECK (clEnqueueWriteBuffer (d->q, c, CL_TRUE, 0, 4, &zero, 0, NULL,
-                                   NULL));
-      double t0 = now_us ();
-      for (j = 0; j < len; ++j)
-        CHECK (clEnqueueNDRangeKernel (d->q, k, 1, NULL, &g, NULL, 0, NULL,
-                                       NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-      CHECK (clEnqueueReadBuffer (d->q, c, CL_TRUE, 0, 4, &got, 0, NULL,
-                                  NULL));
-      if (got != len)
-        {
-          fprintf (stderr, "chain on %s counted %d, expected %d\n", d->name,
-                   got, len);
-          exit (1);
-        }
-    }
-  stats s = summarize (v, iters);
-  free (v);
+  stats s = chain_series (d->q, k, c, d->name, len, iters);
   clReleaseMemObject (c);
   clReleaseKernel (k);
   return s;

@@ -15,15 +15,15 @@
    enqueued right after it, to its completion: the driver notices the cut,
    reconnects, resumes the session and replays the kernel.
 
-   remote_bench ITERATIONS --row LABEL: one line for
-   tools/bench_security.sh (see row).
+   remote_bench ITERATIONS --row LABEL: one line, for tools/bench.sh
+   security and gpu (see row).
 
    remote_bench ITERATIONS --migrations LABEL: the migration sweep alone,
-   4 B to 1 GiB, for tools/bench_transports.sh (see migrations).
+   4 B to 1 GiB, for tools/bench.sh transports (see migrations).
 
    remote_bench ITERATIONS --client LABEL: the client's own writes and reads
    of 1 MiB to 256 MiB against loopback TCP in the same run, for
-   tools/bench_transports.sh (see client_sweep).  */
+   tools/bench.sh transports (see client_sweep).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -46,7 +46,7 @@
    with `whole`, from a written buffer of `size` bytes into another, as a
    remote transfer must move them.  One stream is the reference of the
    64 MiB transfers' target (doc/benchmarks.md, Method); four show what
-   several streams, as lanes make, can reach (tools/bench/tcp_streams_probe.c
+   several streams, as lanes make, can reach (doc/benchmarks.md, Lanes,
    has 1 to 8).  */
 typedef struct sink_arg
 {
@@ -208,54 +208,14 @@ setup (dev *d)
 static stats
 noop_latency (dev *d, int iters)
 {
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i;
-  for (i = -200; i < iters; ++i)
-    {
-      double t0 = now_us ();
-      CHECK (clEnqueueNDRangeKernel (d->q, d->noop, 1, NULL, &g, NULL, 0, NULL,
-                                     NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-    }
-  stats s = summarize (v, iters);
-  free (v);
-  return s;
+  return noop_series (d->q, d->noop, iters);
 }
 
-/* 100 dependent kernels (in-order queue) and one clFinish; checks the
-   counter so that the chain really ran.  */
+/* 100 dependent kernels (in-order queue) and one clFinish.  */
 static stats
 chain (dev *d, int len, int iters)
 {
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i, k, zero = 0, got = 0;
-  for (i = -5; i < iters; ++i)
-    {
-      CHECK (clEnqueueWriteBuffer (d->q, d->counter, CL_TRUE, 0, 4, &zero, 0,
-                                   NULL, NULL));
-      double t0 = now_us ();
-      for (k = 0; k < len; ++k)
-        CHECK (clEnqueueNDRangeKernel (d->q, d->inc, 1, NULL, &g, NULL, 0,
-                                       NULL, NULL));
-      CHECK (clFinish (d->q));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-      CHECK (clEnqueueReadBuffer (d->q, d->counter, CL_TRUE, 0, 4, &got, 0,
-                                  NULL, NULL));
-      if (got != len)
-        {
-          fprintf (stderr, "chain on %s counted %d, expected %d\n", d->name,
-                   got, len);
-          exit (1);
-        }
-    }
-  stats s = summarize (v, iters);
-  free (v);
-  return s;
+  return chain_series (d->q, d->inc, d->counter, d->name, len, iters);
 }
 
 /* Best-of and median bandwidth of blocking 64 MiB writes and reads, with
@@ -304,56 +264,25 @@ bandwidth (dev *d, size_t size, int iters, double *wr, double *rd)
   clReleaseMemObject (b);
 }
 
-
-/* Same name up to the "/device)" suffix: one server.  */
-
 /* Fills the three (zeroed first); 0, with a message, without a remote and
    a local device.  */
 static int
 find_devices (dev *remote, dev *local, dev *peer)
 {
-  cl_platform_id plats[16];
+  bench_device r, l, p;
+  find_bench_devices (&r, &l, &p);
   memset (remote, 0, sizeof (*remote));
   memset (local, 0, sizeof (*local));
   memset (peer, 0, sizeof (*peer));
-  cl_uint np = 0, i, j;
-  const char *want = getenv ("BENCH_LOCAL");
-  int have_remote = 0, have_local = 0;
-  clGetPlatformIDs (16, plats, &np);
-  for (i = 0; i < np; ++i)
-    {
-      cl_device_id devs[32];
-      cl_uint nd = 0;
-      if (clGetDeviceIDs (plats[i], CL_DEVICE_TYPE_ALL, 32, devs, &nd))
-        continue;
-      for (j = 0; j < nd; ++j)
-        {
-          char name[256];
-          clGetDeviceInfo (devs[j], CL_DEVICE_NAME, sizeof (name), name, NULL);
-          if (strstr (name, "pocl-remote"))
-            {
-              if (!have_remote++)
-                {
-                  remote->id = devs[j];
-                  strcpy (remote->name, name);
-                }
-              else if (peer->id == NULL && !same_server (name, remote->name))
-                {
-                  peer->id = devs[j];
-                  strcpy (peer->name, name);
-                }
-            }
-          else if (!have_local && (!want || strstr (name, want)))
-            {
-              have_local = 1;
-              local->id = devs[j];
-              strcpy (local->name, name);
-            }
-        }
-    }
-  if (!have_remote || !have_local)
+  remote->id = r.id;
+  strcpy (remote->name, r.name);
+  local->id = l.id;
+  strcpy (local->name, l.name);
+  peer->id = p.id;
+  strcpy (peer->name, p.name);
+  if (!r.id || !l.id)
     fprintf (stderr, "need a pocl-remote device and a local device\n");
-  return have_remote && have_local;
+  return r.id && l.id;
 }
 
 /* One command to fault_proxy's control socket.  */
