@@ -69,7 +69,7 @@ cmd_gpu() {
   bench_cc "$bin/vecadd" "$repo/examples/remote/vecadd.c"
   bench_cc "$bin/matmul" "$repo/examples/remote/matmul.c"
   for t in api_buffers api_events api_programs multi_server; do
-    cc -O2 -I"$repo/tests/remote" -I"$repo/protocol" \
+    cc -O2 -I"$repo/tests/remote" -I"$repo/protocol/wire" \
       -I"$repo/lib/CL/devices/remote" -I"$BUILD_DIR/src/pocl/include" \
       -o "$bin/$t" "$repo/tests/remote/test_$t.c" -lOpenCL -lpthread
   done
