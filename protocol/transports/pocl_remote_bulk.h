@@ -63,7 +63,7 @@ typedef struct pocl_remote_bulk_io
 /* In the last `step` bytes of a payload the listener hears of each
    POCL_REMOTE_BULK_TAIL bytes, and of the end whatever its size: what its
    device writes after the last byte is then at most this much, not a step
-   (4 MiB: 80 us of an H100's page-locked write, pinned_rate_probe).  */
+   (4 MiB: 80 us of an H100's page-locked write).  */
 #define POCL_REMOTE_BULK_TAIL (1u << 20)
 
 /* The piece a listener told of the first `told` bytes of n hears of next:

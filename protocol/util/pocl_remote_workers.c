@@ -2,10 +2,10 @@
    detached ones that block every signal, and a pool of threads that stay.
 
    A striped payload needs a thread per lane at both ends.  Made and joined
-   for each message, seven of them cost 230 us on the four-H100 host
-   (tools/bench/thread_probe.c), at both ends of every striped message,
-   where waking seven parked ones costs 37; so the threads stay, parked,
-   once their first job is done.  */
+   for each message, seven of them cost 230 us on the four-H100 host at
+   both ends of every striped message, where waking seven parked ones
+   costs 37 (doc/benchmarks.md, "Stripe threads that stay"); so the
+   threads stay, parked, once their first job is done.  */
 
 #include "pocl_remote_workers.h"
 
