@@ -9,9 +9,6 @@ namespace pocld {
 
 namespace {
 
-constexpr uint64_t kWaits =
-    uint64_t{POCL_REMOTE_MAX_WAITS} * sizeof(pocl_remote_wait);
-
 bool volume(const uint64_t r[3], uint64_t &out)
 {
   return mul_ok(r[0], r[1], out) && mul_ok(out, r[2], out);
@@ -304,59 +301,13 @@ bool DecodeError::fail(const char *fmt, ...)
   return false;
 }
 
+// The table's limit where the command socket takes the type (protocol/wire/
+// pocl_remote_messages.def), else -1.
 int64_t max_command_payload(uint32_t type)
 {
-  switch (type) {
-  case POCL_RMSG_CREATE_BUFFER:
-    return 8; // an SVM address, see pocl_remote_create_buffer
-  case POCL_RMSG_DEVICE_INFO:
-  case POCL_RMSG_CREATE_QUEUE:
-  case POCL_RMSG_CREATE_IMAGE:
-  case POCL_RMSG_CREATE_SAMPLER:
-  case POCL_RMSG_GET_PROGRAM_BINARY:
-  case POCL_RMSG_FINISH:
-  case POCL_RMSG_FREE_QUEUE:
-  case POCL_RMSG_FREE_BUFFER:
-  case POCL_RMSG_FREE_PROGRAM:
-  case POCL_RMSG_FREE_KERNEL:
-  case POCL_RMSG_FREE_SAMPLER:
-  case POCL_RMSG_SUBSCRIBE:
-  case POCL_RMSG_SVM_ALLOC:
-  case POCL_RMSG_SVM_FREE:
-  case POCL_RMSG_CLOCK:
-  case POCL_RMSG_NOTIFY_EVENT:
-  case POCL_RMSG_ACK:
-  case POCL_RMSG_BYE:
-    return 0;
-  case POCL_RMSG_CREATE_KERNEL:
-    return POCL_REMOTE_MAX_STRING;
-  case POCL_RMSG_BUILD_PROGRAM:
-  case POCL_RMSG_NDRANGE:
-  case POCL_RMSG_WRITE:
-  case POCL_RMSG_WRITE_RECT:
-  case POCL_RMSG_WRITE_IMAGE:
-    return POCL_REMOTE_MAX_PAYLOAD;
-  case POCL_RMSG_FILL:
-    return kWaits + POCL_REMOTE_MAX_FILL_PATTERN;
-  case POCL_RMSG_FILL_IMAGE:
-    return kWaits + 16;
-  case POCL_RMSG_READ:
-  case POCL_RMSG_COPY:
-  case POCL_RMSG_READ_RECT:
-  case POCL_RMSG_COPY_RECT:
-  case POCL_RMSG_READ_IMAGE:
-  case POCL_RMSG_COPY_IMAGE:
-  case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
-  case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
-  case POCL_RMSG_MARKER:
-  case POCL_RMSG_PUSH:
-  case POCL_RMSG_MIGRATE_IN:
-    return kWaits;
-  case POCL_RMSG_CONNECT_PEER:
-    return POCL_REMOTE_MAX_HOST;
-  default:
-    return -1;
-  }
+  return pocl_remote_msg_taken(type, POCL_RMSG_AT_SERVER_CMD)
+             ? pocl_remote_payload_limit(type)
+             : -1;
 }
 
 bool check_command_header(const pocl_remote_hdr &h, DecodeError &e)
@@ -378,13 +329,14 @@ bool check_data_header(const pocl_remote_hdr &h, DecodeError &e)
 {
   const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
   if (h.type == POCL_RMSG_UCX_HELLO) {
-    if (h.body_size != sizeof(pocl_remote_ucx_hello) ||
-        h.payload_size > POCL_REMOTE_MAX_UCX_ADDRESS)
+    if (h.body_size != pocl_remote_body_size(h.type) ||
+        h.payload_size > uint64_t(pocl_remote_payload_limit(h.type)))
       return e.fail("data socket: UCX_HELLO body %u, address %llu bytes",
                     h.body_size, (unsigned long long)h.payload_size);
     return true;
   }
-  if (POCL_RMSG_TYPE_OF(h.type) != POCL_RMSG_DATA || h.body_size != 0 ||
+  if (POCL_RMSG_TYPE_OF(h.type) != POCL_RMSG_DATA ||
+      h.body_size != pocl_remote_body_size(POCL_RMSG_DATA) ||
       (lanes > POCL_REMOTE_MAX_LANES &&
        lanes != POCL_RMSG_LANE_COUNT(POCL_RMSG_UCX)))
     return e.fail("data socket: message type %#x body %u, expected DATA",
@@ -397,9 +349,7 @@ bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
   const uint32_t type = POCL_RMSG_TYPE_OF(h.type);
   const unsigned lanes = POCL_RMSG_LANE_COUNT(h.type);
   // Only PEER_DATA comes in stripes over lanes or over UCX.
-  if ((type != POCL_RMSG_PEER_NOTIFY && type != POCL_RMSG_PEER_DATA &&
-       type != POCL_RMSG_PEER_ACK && type != POCL_RMSG_UCX_HELLO &&
-       type != POCL_RMSG_PEER_RECEIVED && type != POCL_RMSG_PEER_BYE) ||
+  if (!pocl_remote_msg_taken(type, POCL_RMSG_AT_PEER) ||
       h.body_size != pocl_remote_body_size(type) ||
       (lanes != 0 &&
        (type != POCL_RMSG_PEER_DATA ||
@@ -407,14 +357,9 @@ bool check_peer_header(const pocl_remote_hdr &h, DecodeError &e)
          lanes != POCL_RMSG_LANE_COUNT(POCL_RMSG_UCX)))))
     return e.fail("peer connection: message type %u body %u refused", h.type,
                   h.body_size);
-  if (type == POCL_RMSG_UCX_HELLO
-          ? h.payload_size > POCL_REMOTE_MAX_UCX_ADDRESS
-          : type != POCL_RMSG_PEER_DATA && h.payload_size != 0)
-    return e.fail("%s with a %llu-byte payload",
-                  type == POCL_RMSG_UCX_HELLO
-                      ? "UCX_HELLO"
-                      : "PEER_NOTIFY, PEER_ACK, PEER_RECEIVED or PEER_BYE",
-                  (unsigned long long)h.payload_size);
+  if (h.payload_size > uint64_t(pocl_remote_payload_limit(type)))
+    return e.fail("peer connection: message type %u with a %llu-byte payload",
+                  type, (unsigned long long)h.payload_size);
   return true;
 }
 

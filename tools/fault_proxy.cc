@@ -50,29 +50,7 @@ void logf(const char *fmt, ...)
   exit(1);
 }
 
-const char *type_name(uint32_t t)
-{
-  switch (t) {
-#define N(x)                                                                   \
-  case POCL_RMSG_##x:                                                          \
-    return #x
-    N(HELLO); N(HELLO_REPLY); N(AUTH_CHALLENGE); N(AUTH); N(DEVICE_INFO);
-    N(CREATE_QUEUE);
-    N(CREATE_BUFFER); N(CREATE_IMAGE); N(BUILD_PROGRAM); N(CREATE_KERNEL);
-    N(CREATE_SAMPLER); N(FINISH); N(FREE_QUEUE); N(FREE_BUFFER);
-    N(FREE_PROGRAM); N(FREE_KERNEL); N(FREE_SAMPLER); N(NOTIFY_EVENT);
-    N(NDRANGE); N(READ); N(WRITE); N(COPY); N(READ_RECT); N(WRITE_RECT);
-    N(COPY_RECT); N(FILL); N(READ_IMAGE); N(WRITE_IMAGE); N(COPY_IMAGE);
-    N(FILL_IMAGE); N(COPY_IMAGE_TO_BUFFER); N(COPY_BUFFER_TO_IMAGE);
-    N(MARKER); N(DATA); N(REPLY); N(COMPLETION); N(OUTPUT);
-    N(READ_DATA);
-    N(CONNECT_PEER); N(SUBSCRIBE); N(PUSH); N(MIGRATE_IN); N(PEER_NOTIFY);
-    N(PEER_DATA); N(GET_PROGRAM_BINARY);
-#undef N
-  default:
-    return nullptr;
-  }
-}
+const char *type_name(uint32_t t) { return pocl_remote_msg_name(t); }
 
 std::string describe_type(uint32_t t)
 {

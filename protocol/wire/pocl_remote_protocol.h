@@ -60,145 +60,28 @@ extern "C" {
    stripes (versions 8 and 12).  */
 #include "pocl_remote_lanes.h"
 
+/* Where a message is received (the `where` of pocl_remote_messages.def):
+   each reader refuses what its socket does not take.  */
+#define POCL_RMSG_AT_SERVER_CMD 1u   /* pocld, a client's command socket */
+#define POCL_RMSG_AT_SERVER_DATA 2u  /* pocld, a client's data socket */
+#define POCL_RMSG_AT_CLIENT_CMD 4u   /* the client, the command socket */
+#define POCL_RMSG_AT_CLIENT_DATA 8u  /* the client, the data socket */
+#define POCL_RMSG_AT_PEER 16u        /* pocld, a peer link (either end) */
+#define POCL_RMSG_HANDSHAKE 32u      /* the handshake's code, either side */
+
+/* The bytes of a command's waits at most (its payload starts with them).  */
+#define POCL_REMOTE_MAX_WAITS_BYTES                                           \
+  ((uint64_t)POCL_REMOTE_MAX_WAITS * sizeof (pocl_remote_wait))
+
+/* The message types, from the table.  */
 typedef enum pocl_remote_msg_type
 {
   POCL_RMSG_INVALID = 0,
-
-  /* Handshake, the first message on each socket.  Body: hello.  */
-  POCL_RMSG_HELLO = 1,
-  /* Server's answer to the handshake: after AUTH, or at once to a HELLO it
-     refuses.  Body: hello_reply.  */
-  POCL_RMSG_HELLO_REPLY = 2,
-  /* Server's answer to an acceptable HELLO.  Body: auth_challenge.  */
-  POCL_RMSG_AUTH_CHALLENGE = 3,
-  /* Client's answer to AUTH_CHALLENGE.  Body: auth.  */
-  POCL_RMSG_AUTH = 4,
-  /* First message of a connection to a server with TLS, in the clear; the
-     TLS handshake follows at once, then HELLO inside TLS.  Body: starttls.
-     No reply.  */
-  POCL_RMSG_STARTTLS = 5,
-
-  /* Synchronous requests: hdr.id is a request id; the server answers with
-     one POCL_RMSG_REPLY carrying the same id.  */
-  POCL_RMSG_DEVICE_INFO = 10,   /* body: device_info */
-  POCL_RMSG_CREATE_QUEUE = 11,  /* body: create_queue */
-  POCL_RMSG_CREATE_BUFFER = 12, /* body: create_buffer */
-  POCL_RMSG_CREATE_IMAGE = 13,  /* body: create_image */
-  POCL_RMSG_BUILD_PROGRAM = 14, /* body: build_program */
-  POCL_RMSG_CREATE_KERNEL = 15, /* body: create_kernel; payload: name */
-  POCL_RMSG_CREATE_SAMPLER = 16, /* body: create_sampler */
-  POCL_RMSG_FINISH = 17,        /* body: release (id = queue id) */
-  /* Connect to another server's session as its peer; replied once the link
-     is up.  Body: connect_peer; payload: the peer's host.  */
-  POCL_RMSG_CONNECT_PEER = 18,
-  /* The native binary of a built program, fetched only when the client
-     needs it: making it can cost the server a compilation of every kernel
-     once more.  Body: get_program_binary.  */
-  POCL_RMSG_GET_PROGRAM_BINARY = 19,
-  /* Shared virtual memory (doc/protocol.md, "SVM"): allocates in the
-     session's context of the device's platform; the REPLY's payload is the
-     uint64 address, page-aligned, of whole pages that the allocation alone
-     owns, where the client maps its host copy.  Body: svm_alloc.  */
-  POCL_RMSG_SVM_ALLOC = 20,
-  /* A clock sample for traces (doc/tracing.md): the REPLY's payload is a
-     pocl_remote_clock of the server's CLOCK_MONOTONIC.  body: clock, the
-     client's CLOCK_MONOTONIC when it sent the request.  */
-  POCL_RMSG_CLOCK = 21,
-
-  /* Releases: asynchronous, no reply.  Body: release.  */
-  POCL_RMSG_FREE_QUEUE = 30,
-  POCL_RMSG_FREE_BUFFER = 31,
-  POCL_RMSG_FREE_PROGRAM = 32,
-  POCL_RMSG_FREE_KERNEL = 33,
-  POCL_RMSG_FREE_SAMPLER = 34,
-  POCL_RMSG_SVM_FREE = 35, /* obj_id: the address SVM_ALLOC gave */
-
-  /* An event the server does not own (user event, other device) reached a
-     final status.  Body: notify.  No reply.  */
-  POCL_RMSG_NOTIFY_EVENT = 40,
-  /* Send PEER_NOTIFY to peer `peer` when event `event_id` of a command sent
-     on this session completes (at once if it has).  Body: subscribe.  No
-     reply.  */
-  POCL_RMSG_SUBSCRIBE = 41,
-
-  /* Enqueued commands: hdr.id is the client's event id; the server answers
-     with one POCL_RMSG_COMPLETION carrying the same id.  The payload starts
-     with cmd.num_waits pocl_remote_wait entries.  */
-  POCL_RMSG_NDRANGE = 50,     /* body: ndrange; payload: waits, args */
-  POCL_RMSG_READ = 51,        /* body: mem_cmd; data in the completion,
-                                 or in READ_DATA parts before it */
-  POCL_RMSG_WRITE = 52,       /* body: mem_cmd; payload: waits, data */
-  POCL_RMSG_COPY = 53,        /* body: mem_cmd */
-  POCL_RMSG_READ_RECT = 54,   /* body: mem_cmd; completion: packed region */
-  POCL_RMSG_WRITE_RECT = 55,  /* body: mem_cmd; payload: waits, packed */
-  POCL_RMSG_COPY_RECT = 56,   /* body: mem_cmd */
-  POCL_RMSG_FILL = 57,        /* body: mem_cmd; payload: waits, pattern */
-  POCL_RMSG_READ_IMAGE = 58,  /* body: mem_cmd; completion: packed region */
-  POCL_RMSG_WRITE_IMAGE = 59, /* body: mem_cmd; payload: waits, packed */
-  POCL_RMSG_COPY_IMAGE = 60,  /* body: mem_cmd */
-  POCL_RMSG_FILL_IMAGE = 61,  /* body: mem_cmd; payload: waits, 16B color */
-  POCL_RMSG_COPY_IMAGE_TO_BUFFER = 62, /* body: mem_cmd */
-  POCL_RMSG_COPY_BUFFER_TO_IMAGE = 63, /* body: mem_cmd */
-  POCL_RMSG_MARKER = 64,      /* body: cmd (markers and barriers) */
-  /* A buffer migration between two servers; hdr.id is the migration's event,
-     which belongs to the receiving server.  PUSH goes to the server holding
-     the content: after its waits it sends the bytes to the peer as
-     PEER_DATA and sends no COMPLETION itself.  MIGRATE_IN goes to the
-     receiving server: it writes what the peer pushes and completes the
-     event.  Body: migrate.  */
-  POCL_RMSG_PUSH = 65,
-  POCL_RMSG_MIGRATE_IN = 66,
-
-  /* Bulk bytes of a WRITE* command whose cmd.flags has
-     POCL_RCMD_DATA_ON_DATA_SOCKET; sent on the data socket, hdr.id = the
-     command's event id, no body, payload = the bytes.  */
-  POCL_RMSG_DATA = 80,
-
-  /* Server to client.  */
-  POCL_RMSG_REPLY = 90,      /* body: reply; payload per request type */
-  POCL_RMSG_COMPLETION = 91, /* body: completion; payload: read data */
-  /* What kernels wrote to the server's standard output (printf), sent
-     before the COMPLETION of the command during which it was collected.
-     No body; payload: the bytes.  */
-  POCL_RMSG_OUTPUT = 92,
-
-  /* Both ways, on the command socket: how many messages the sender has
-     handled on each of the session's sockets (counting, see HELLO), so that
-     the receiver can drop them from its replay log.  Body: ack.  Neither
-     counted nor logged itself.  */
-  POCL_RMSG_ACK = 93,
-  /* Client to server: the application is exiting; end the session now
-     instead of keeping it for a reconnect.  No body.  */
-  POCL_RMSG_BYE = 94,
-  /* Part of a READ's data, for reads of POCL_REMOTE_READ_STREAM_MIN bytes
-     and more: sent on the data socket in offset order as the server's
-     native reads of each part finish (the parts read meanwhile in the same
-     message), followed there by the COMPLETION
-     (no payload).  hdr.id = the event id.  Body: read_data; payload: the
-     bytes.  */
-  POCL_RMSG_READ_DATA = 95,
-
-  /* Server to server, on a peer connection.  */
-  POCL_RMSG_PEER_NOTIFY = 100, /* body: notify; an event subscribed to */
-  POCL_RMSG_PEER_DATA = 101,   /* body: peer_data; payload: the bytes */
-  /* Receiver to pusher, for a migration of which a PEER_DATA came striped:
-     all its bytes are in, or send them again from an offset.  */
-  POCL_RMSG_PEER_ACK = 102, /* body: peer_ack */
-  /* Both ways, first thing after a peer link is up: this end's offer of
-     UCX for the link's large payloads (doc/protocol.md, "Transports"):
-     body: ucx_hello; payload: the end's UCX worker address (with
-     POCL_REMOTE_UCX_OFFER), or nothing (it declines).  */
-  POCL_RMSG_UCX_HELLO = 103,
-  /* Both ways on a peer link: how many of the other end's messages this
-     end has handled (doc/reconnect.md, "Peer links"), so that the other
-     drops them from what a resume would send again.  Body:
-     peer_received.  Neither it nor UCX_HELLO is counted.  */
-  POCL_RMSG_PEER_RECEIVED = 104,
-  /* Both ways on a peer link: this end's session is ending, and the link
-     will not resume when it closes.  No body; not counted.  */
-  POCL_RMSG_PEER_BYE = 105,
-
-  POCL_RMSG_TYPE_COUNT = 105
+#define POCL_RMSG(name, number, body_size, where, limit)                      \
+  POCL_RMSG_##name = number,
+#include "pocl_remote_messages.def"
+#undef POCL_RMSG
+  POCL_RMSG_TYPE_COUNT = 106 /* above every type */
 } pocl_remote_msg_type;
 
 typedef struct pocl_remote_hdr
@@ -800,93 +683,61 @@ pocl_remote_body_size (uint32_t type)
 {
   switch (type)
     {
-    case POCL_RMSG_HELLO:
-      return sizeof (pocl_remote_hello);
-    case POCL_RMSG_HELLO_REPLY:
-      return sizeof (pocl_remote_hello_reply);
-    case POCL_RMSG_AUTH_CHALLENGE:
-      return sizeof (pocl_remote_auth_challenge);
-    case POCL_RMSG_AUTH:
-      return sizeof (pocl_remote_auth);
-    case POCL_RMSG_STARTTLS:
-      return sizeof (pocl_remote_starttls);
-    case POCL_RMSG_DEVICE_INFO:
-      return sizeof (pocl_remote_device_info);
-    case POCL_RMSG_CREATE_QUEUE:
-      return sizeof (pocl_remote_create_queue);
-    case POCL_RMSG_CREATE_BUFFER:
-      return sizeof (pocl_remote_create_buffer);
-    case POCL_RMSG_CREATE_IMAGE:
-      return sizeof (pocl_remote_create_image);
-    case POCL_RMSG_BUILD_PROGRAM:
-      return sizeof (pocl_remote_build_program);
-    case POCL_RMSG_CREATE_KERNEL:
-      return sizeof (pocl_remote_create_kernel);
-    case POCL_RMSG_CREATE_SAMPLER:
-      return sizeof (pocl_remote_create_sampler);
-    case POCL_RMSG_CONNECT_PEER:
-      return sizeof (pocl_remote_connect_peer);
-    case POCL_RMSG_GET_PROGRAM_BINARY:
-      return sizeof (pocl_remote_get_program_binary);
-    case POCL_RMSG_SUBSCRIBE:
-      return sizeof (pocl_remote_subscribe);
-    case POCL_RMSG_SVM_ALLOC:
-      return sizeof (pocl_remote_svm_alloc);
-    case POCL_RMSG_CLOCK:
-      return sizeof (pocl_remote_clock);
-    case POCL_RMSG_PUSH:
-    case POCL_RMSG_MIGRATE_IN:
-      return sizeof (pocl_remote_migrate);
-    case POCL_RMSG_PEER_DATA:
-      return sizeof (pocl_remote_peer_data);
-    case POCL_RMSG_PEER_ACK:
-      return sizeof (pocl_remote_peer_ack);
-    case POCL_RMSG_UCX_HELLO:
-      return sizeof (pocl_remote_ucx_hello);
-    case POCL_RMSG_PEER_RECEIVED:
-      return sizeof (pocl_remote_peer_received);
-    case POCL_RMSG_FINISH:
-    case POCL_RMSG_FREE_QUEUE:
-    case POCL_RMSG_FREE_BUFFER:
-    case POCL_RMSG_FREE_PROGRAM:
-    case POCL_RMSG_FREE_KERNEL:
-    case POCL_RMSG_FREE_SAMPLER:
-    case POCL_RMSG_SVM_FREE:
-      return sizeof (pocl_remote_release);
-    case POCL_RMSG_NOTIFY_EVENT:
-    case POCL_RMSG_PEER_NOTIFY:
-      return sizeof (pocl_remote_notify);
-    case POCL_RMSG_NDRANGE:
-      return sizeof (pocl_remote_ndrange);
-    case POCL_RMSG_READ:
-    case POCL_RMSG_WRITE:
-    case POCL_RMSG_COPY:
-    case POCL_RMSG_READ_RECT:
-    case POCL_RMSG_WRITE_RECT:
-    case POCL_RMSG_COPY_RECT:
-    case POCL_RMSG_FILL:
-    case POCL_RMSG_READ_IMAGE:
-    case POCL_RMSG_WRITE_IMAGE:
-    case POCL_RMSG_COPY_IMAGE:
-    case POCL_RMSG_FILL_IMAGE:
-    case POCL_RMSG_COPY_IMAGE_TO_BUFFER:
-    case POCL_RMSG_COPY_BUFFER_TO_IMAGE:
-      return sizeof (pocl_remote_mem_cmd);
-    case POCL_RMSG_MARKER:
-      return sizeof (pocl_remote_cmd);
-    case POCL_RMSG_DATA:
-    case POCL_RMSG_OUTPUT:
-    case POCL_RMSG_BYE:
-    case POCL_RMSG_PEER_BYE:
+#define POCL_RMSG(name, number, body_size, where, limit)                      \
+  case POCL_RMSG_##name:                                                      \
+    return (int64_t)(body_size);
+#include "pocl_remote_messages.def"
+#undef POCL_RMSG
+    default:
+      return -1;
+    }
+}
+
+/* The message type's name ("NDRANGE"), or NULL for an unknown type.  */
+static inline const char *
+pocl_remote_msg_name (uint32_t type)
+{
+  switch (type)
+    {
+#define POCL_RMSG(name, number, body_size, where, limit)                      \
+  case POCL_RMSG_##name:                                                      \
+    return #name;
+#include "pocl_remote_messages.def"
+#undef POCL_RMSG
+    default:
+      return NULL;
+    }
+}
+
+/* Whether a message of this type is taken where `at` (POCL_RMSG_AT_*)
+   receives it.  */
+static inline int
+pocl_remote_msg_taken (uint32_t type, uint32_t at)
+{
+  switch (type)
+    {
+#define POCL_RMSG(name, number, body_size, where, limit)                      \
+  case POCL_RMSG_##name:                                                      \
+    return ((where) & at) != 0;
+#include "pocl_remote_messages.def"
+#undef POCL_RMSG
+    default:
       return 0;
-    case POCL_RMSG_ACK:
-      return sizeof (pocl_remote_ack);
-    case POCL_RMSG_REPLY:
-      return sizeof (pocl_remote_reply);
-    case POCL_RMSG_COMPLETION:
-      return sizeof (pocl_remote_completion);
-    case POCL_RMSG_READ_DATA:
-      return sizeof (pocl_remote_read_data);
+    }
+}
+
+/* The largest payload a server takes after the body of a message of this
+   type, or -1 where no server takes it.  */
+static inline int64_t
+pocl_remote_payload_limit (uint32_t type)
+{
+  switch (type)
+    {
+#define POCL_RMSG(name, number, body_size, where, limit)                      \
+  case POCL_RMSG_##name:                                                      \
+    return (int64_t)(limit);
+#include "pocl_remote_messages.def"
+#undef POCL_RMSG
     default:
       return -1;
     }

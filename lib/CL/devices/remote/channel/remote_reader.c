@@ -472,7 +472,10 @@ reader_thread (void *p)
                         h.type, rb->mark, s->host, s->port);
           break;
         }
-      if (pocl_remote_body_size (h.type) != (int64_t)h.body_size)
+      if (pocl_remote_body_size (h.type) != (int64_t)h.body_size
+          || !pocl_remote_msg_taken (h.type, data_socket
+                                                 ? POCL_RMSG_AT_CLIENT_DATA
+                                                 : POCL_RMSG_AT_CLIENT_CMD))
         {
           POCL_MSG_ERR ("remote: bad message type %u / body %u from %s:%u\n",
                         h.type, h.body_size, s->host, s->port);
@@ -482,20 +485,20 @@ reader_thread (void *p)
                           sizeof (h) + h.body_size + h.payload_size,
                           __ATOMIC_RELAXED);
       int r;
-      if (h.type == POCL_RMSG_ACK && !data_socket && h.payload_size == 0)
+      if (h.type == POCL_RMSG_ACK && h.payload_size == 0)
         {
           if (handle_ack (s, rb))
             break;
           continue;
         }
       /* Not counted: pocld does not log it (a resume negotiates anew).  */
-      if (h.type == POCL_RMSG_UCX_HELLO && data_socket)
+      if (h.type == POCL_RMSG_UCX_HELLO)
         {
           if (handle_ucx_hello (s, rb, &h))
             break;
           continue;
         }
-      if (h.type == POCL_RMSG_REPLY && !data_socket)
+      if (h.type == POCL_RMSG_REPLY)
         r = handle_reply (s, rb, &h);
       else if (h.type == POCL_RMSG_COMPLETION)
         r = handle_completion (s, rb, &h);
