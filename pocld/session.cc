@@ -165,7 +165,8 @@ PeerLink::PeerLink()
 }
 
 Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
-    : devs_(devs), id_(id), contexts_(devs.platforms.size(), nullptr)
+    : devs_(devs), id_(id), completions_(*this, devs, sid_),
+      contexts_(devs.platforms.size(), nullptr)
 {
   snprintf(sid_, sizeof sid_, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
   pocl_remote_link_set(&cmd_.link, &cmd);
@@ -182,8 +183,7 @@ Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
 
 Session::~Session()
 {
-  stop_waiter();
-  stop_failer();
+  completions_.stop();
   pocl_remote_link_close(&cmd_.link);
   pocl_remote_link_close(&data_.link);
   pocl_remote_lanes_close(&lanes_, 1);
@@ -693,32 +693,12 @@ void Session::teardown()
   for (auto &s : peer_slots_)
     finish_peer_slot(s.second, CL_DEVICE_NOT_AVAILABLE);
   peer_slots_.clear();
-  {
-    std::lock_guard<std::mutex> lock(foreign_mu_);
-    for (auto &f : foreign_)
-      for (auto &ue : f.second.ues) {
-        clSetUserEventStatus(ue.second, CL_DEVICE_NOT_AVAILABLE);
-        clReleaseEvent(ue.second);
-      }
-    foreign_.clear();
-    foreign_known_.clear();
-  }
-  sweep_failed();
+  completions_.fail_foreign();
+  completions_.sweep_failed();
   for (auto &q : queues_)
     clFinish(q.second.q);
-  sweep_failed();
-  // Callbacks may still be running after clFinish; they touch this session.
-  draining_ = true;
-  {
-    std::unique_lock<std::mutex> lock(ev_mu_);
-    drained_cv_.wait(lock, [&] { return inflight_.load() == 0; });
-  }
-  stop_waiter();
-  stop_failer();
-  spare_.clear();
-  for (cl_event ev : failed_)
-    clReleaseEvent(ev);
-  failed_.clear();
+  completions_.sweep_failed();
+  completions_.drain();
   for (auto &k : kernels_)
     clReleaseKernel(k.second.k);
   for (auto &p : programs_)
