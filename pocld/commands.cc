@@ -189,8 +189,8 @@ void Session::send_read(Pending *p, std::vector<cl_event> parts,
     if (status != CL_COMPLETE || end <= rd.offset)
       continue;
     // Logged with a reference to the staging until the client has it.
-    send(Sock::Data, POCL_RMSG_READ_DATA, p->id, &rd, sizeof rd,
-         bytes + rd.offset, end - rd.offset, p->staging);
+    client_.send(Sock::Data, POCL_RMSG_READ_DATA, p->id, &rd, sizeof rd,
+                 bytes + rd.offset, end - rd.offset, p->staging);
     rd.offset = end;
   }
   if (!failed.empty())

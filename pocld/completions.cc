@@ -79,8 +79,9 @@ const CompleteFn Completions::kDone[Pending::Kinds] = {
     complete_cover,       // Cover
 };
 
-Completions::Completions(Session &s, const Devices &devs, const char *sid)
-    : s_(s), devs_(devs), sid_(sid)
+Completions::Completions(Session &s, ClientChannel &client, const Devices &devs,
+                         const char *sid)
+    : s_(s), client_(client), devs_(devs), sid_(sid)
 {
 }
 
@@ -111,7 +112,7 @@ void Completions::complete(Pending *p, cl_int exec_status)
   // In-order queue: the covered commands ended before this one.  If this
   // one failed, so may have they (a CUDA error poisons the context); not
   // for p->error, which is this command's own (a part of it).
-  const bool batch = !p->covered.empty() && s_.begin_batch();
+  const bool batch = !p->covered.empty() && client_.begin_batch();
   if (!p->covered.empty()) {
     bool drained = false;
     t_drained = &drained;
@@ -122,7 +123,7 @@ void Completions::complete(Pending *p, cl_int exec_status)
   }
   // A cover's own COMPLETION joins the batch only if it is a plain one.
   if (batch && p->kind != Pending::Kernel && p->kind != Pending::Plain)
-    s_.end_batch();
+    client_.end_batch();
   p->done(*this, p, c, batch);
 }
 
@@ -158,7 +159,7 @@ void Completions::complete_finish(Completions &cs, Pending *p,
   }
   delete p;
   // Like clFinish: failed commands have their own completions.
-  cs.s_.reply(id, CL_SUCCESS);
+  cs.client_.reply(id, CL_SUCCESS);
   cs.finish_up(st, ev, first, keep, batch);
 }
 
@@ -253,19 +254,19 @@ void Completions::report(Pending *p, pocl_remote_completion &c, bool batch,
   cl_event ev = p->ev, first = p->first;
   Staging *st = p->staging;
   const bool keep = c.status < 0;
-  Session::Sock sock = len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD || on_data
-                           ? Session::Sock::Data
-                           : Session::Sock::Command;
+  Sock sock = len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD || on_data
+                  ? Sock::Data
+                  : Sock::Command;
   std::string output;
   const bool drain = kernel && (t_drained == nullptr || !*t_drained);
   if (take_output(output, drain))
-    s_.send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
-            output.size());
+    client_.send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
+                 output.size());
   if (drain && t_drained != nullptr)
     *t_drained = true;
   if (!(p->flags & POCL_RCMD_SILENT))
-    s_.send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len,
-            data != nullptr ? st : nullptr);
+    client_.send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len,
+                 data != nullptr ? st : nullptr);
   // Retire the event: later waits on it count it as complete.  Bridges
   // are taken in the same critical section so none can be added late.
   std::vector<cl_event> bridges;
@@ -286,7 +287,7 @@ void Completions::report(Pending *p, pocl_remote_completion &c, bool batch,
   }
   // What waits on this command learns of it after the client does.
   if (!bridges.empty() || !subs.empty())
-    s_.flush_batch();
+    client_.flush_batch();
   for (cl_event b : bridges) {
     clSetUserEventStatus(b, c.status);
     clReleaseEvent(b);
@@ -308,7 +309,7 @@ void Completions::finish_up(Staging *st, cl_event ev, cl_event first, bool keep,
       clReleaseEvent(first);
   }
   if (batch)
-    s_.end_batch();
+    client_.end_batch();
   retire_one();
 }
 

@@ -36,6 +36,7 @@ constexpr size_t kMaxForeignPending = 65536;
 // Marks protocol violations in open_cmd's err (not an OpenCL error code).
 constexpr cl_int kProtocolError = 1;
 
+class ClientChannel;
 class Completions;
 class Session;
 struct Pending;
@@ -43,7 +44,7 @@ struct Pending;
 // What a command's completion does once the commands it covers are
 // reported: set with its kind when the command is opened, called by
 // Completions::complete.  c.status holds the command's outcome; batch: this
-// completion gathers the plain COMPLETIONs (Session::begin_batch).
+// completion gathers the plain COMPLETIONs (ClientChannel::begin_batch).
 using CompleteFn = void (*)(Completions &, Pending *p,
                             pocl_remote_completion &c, bool batch);
 
@@ -118,8 +119,10 @@ struct Foreign {
 
 class Completions {
 public:
-  // s: the session the completions are sent for.
-  Completions(Session &s, const Devices &devs, const char *sid);
+  // s: the session the commands are of, client: its channel, where the
+  // completions go.
+  Completions(Session &s, ClientChannel &client, const Devices &devs,
+              const char *sid);
   ~Completions();
   Completions(const Completions &) = delete;
   Completions &operator=(const Completions &) = delete;
@@ -222,6 +225,7 @@ private:
   using EventTable = std::unordered_map<uint64_t, Pending>;
 
   Session &s_;
+  ClientChannel &client_;
   const Devices &devs_;
   const char *sid_;
 

@@ -1,6 +1,7 @@
 // session.hh - one client session: its sockets, objects and events.
 #pragma once
 
+#include "channel.hh"
 #include "cl.hh"
 #include "completions.hh"
 #include "decode.hh"
@@ -124,28 +125,6 @@ struct PeerAckWait {
   pocl_remote_peer_ack ack{};
 };
 
-// A connection to a peer server's session of the same client.
-// A message kept until the other end acknowledges it, for a resume: sent to
-// the client (Channel::log) or on a peer link (PeerLink::log).  The payload
-// points into `keep` (a staging, one reference held) or into `owned`; the
-// header has the plain type (sent again, the payload is inline).
-struct OutMsg {
-  uint64_t seq;
-  pocl_remote_hdr hdr;
-  uint8_t body[sizeof(pocl_remote_completion)];
-  const uint8_t *payload;
-  Staging *keep;
-  std::vector<uint8_t> owned;
-};
-static_assert(sizeof(OutMsg::body) >= sizeof(pocl_remote_peer_data),
-              "a peer message's body fits");
-// Fills o (its body and payload, a reference on keep if not null, else a
-// copy); drops the front entries of a log up to `seen`.
-void log_message(OutMsg &o, uint64_t seq, uint32_t type, uint64_t id,
-                 const void *body, size_t body_len, const void *payload,
-                 uint64_t payload_len, Staging *keep);
-void trim_log(std::deque<OutMsg> &log, uint64_t seen);
-
 struct PeerLink {
   std::mutex mu; // makes each message atomic on the link and its lanes
   Conn link;     // set when the link starts or resumes (under mu)
@@ -192,13 +171,6 @@ struct PeerLink {
   PeerLink();
 };
 
-// The client's command link, handed over by the listener for a resume.
-struct Resume {
-  Conn link;
-  uint64_t seen[2] = {0, 0};
-  std::string peer;
-};
-
 class Session {
 public:
   Session(const Devices &devs, const SessionId &id, Conn cmd);
@@ -230,9 +202,12 @@ public:
   // closing.
   bool attach_data(Conn c);
   void run_data();
-  // Attaches lane `number` (sends HELLO_REPLY on it); false if it is taken
-  // or the session is closing.
-  bool attach_lane(Conn c, uint32_t number);
+  // Attaches lane `number` of the data socket (sends HELLO_REPLY on it);
+  // false if it is taken.
+  bool attach_lane(Conn c, uint32_t number)
+  {
+    return client_.attach_lane(c, number);
+  }
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader, or one of its lanes (POCL_REMOTE_PEER_HELLO_INDEX); false if
   // the index or lane is taken or the session is closing.
@@ -243,56 +218,19 @@ public:
 
 private:
   friend class Completions;
-  enum class Sock { Command, Data };
   enum class Outcome { Ok, Failed, Protocol };
-  struct Channel {
-    std::mutex mu; // makes each message atomic on the link; guards log
-    // Not up while the client is away; shut down lock-free, closed once
-    // taken out and its reader ended.
-    Conn link;
-    // Sent (or waiting for a socket) and not acknowledged, oldest first;
-    // `sent` counts every logged message of the session.
-    std::deque<OutMsg> log;
-    uint64_t sent = 0;
-  };
 
   bool dispatch(const Msg &m);
   void flush_dirty();
 
-  // Logs the message for a resume and writes it if the client is there.
-  // `keep`: the payload is that staging's, referenced instead of copied.
-  void send(Sock s, uint32_t type, uint64_t id, const void *body,
-            size_t body_len, const void *payload, uint64_t payload_len,
-            Staging *keep = nullptr);
-  // While a cover completes the commands it covers (Completions::complete),
-  // their plain COMPLETIONs are gathered and written at once: one write
-  // and one wake-up of the client's reader instead of one per command.
-  // begin_batch is false if this thread already gathers; flush_batch
-  // writes what was gathered, end_batch too and stops gathering.
-  bool begin_batch();
-  void flush_batch();
-  void end_batch();
-  // Shuts down the client's sockets: their readers end, the session waits
-  // for a resume.
-  void drop_connection();
-  // Writes c's logged messages after the client's count `seen` on fd,
-  // dropping those before.  False on a bad count or a failed write.
-  bool replay(Channel &c, Conn conn, uint64_t seen);
-  void trim(Channel &c, uint64_t seen);
-  bool ack(const Msg &m);
-  // Acknowledges what the readers have seen: by itself (send_ack), or, once
-  // due (ack_due_), before the next message to the client on the command
-  // socket (take_ack gives it), which saves a write here and a wake-up of
-  // the client's reader.
-  void send_ack();
-  bool take_ack(pocl_remote_ack &a);
   void reply(uint64_t id, cl_int status, const void *payload = nullptr,
-             uint64_t payload_len = 0);
+             uint64_t payload_len = 0)
+  {
+    client_.reply(id, status, payload, payload_len);
+  }
   // A command that failed before it reached the runtime (a PUSH: its peer
   // hears of it).  Command reader.
   void complete_now(uint64_t id, cl_int status);
-  // Its COMPLETION, from any thread.
-  void report_failure(uint64_t id, cl_int status);
 
   // objects.cc: synchronous requests.
   cl_context context(uint32_t platform, cl_int &err);
@@ -471,11 +409,9 @@ private:
   void open_peer_lanes(LaneDial *d);
   bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
   void drop_peer_lanes(PeerLink &l);
-  // ucx.cc: UCX_HELLO, this end's (once) and the peer's; and the client's
-  // on the data link c (read by its reader), which this end answers there.
+  // ucx.cc: UCX_HELLO, this end's (once) and the peer's.
   void send_ucx_hello(uint32_t index);
   bool ucx_hello(Conn c, uint32_t index, const pocl_remote_hdr &hdr);
-  bool client_ucx_hello(Conn c, const pocl_remote_hdr &hdr);
   // Whether peer `index`'s large payloads go over lanes or UCX now, which
   // the receiver writes as they come.
   bool peer_writes_as_it_comes(uint32_t index);
@@ -505,30 +441,8 @@ private:
   const Devices &devs_;
   const SessionId id_;
   char sid_[9];
+  ClientChannel client_;
   Completions completions_;
-  Channel cmd_, data_;
-  // Once a data socket was attached, Sock::Data messages are counted and
-  // logged on it, also while the client is away.
-  std::atomic<bool> has_data_{false};
-  // The data socket's bulk transport: the client's lanes
-  // (pocl_remote_lanes.h), attached and closed under data_.mu, which
-  // striped sends hold throughout; closed with the data socket once the
-  // data reader, which receives on them, has ended.  Where built with UCX,
-  // UCX above them (data_ucx_), which stays the lanes until the client
-  // offered it and this end answered with its own offer (ucx.cc).
-  pocl_remote_lanes lanes_;
-  pocl_remote_bulk data_bulk_;
-  pocl_remote_ucx_bulk data_ucx_;
-  // Client messages handled per socket (counting as in HELLO), and the
-  // counts last acknowledged.  [0]: command reader; [1]: data reader.
-  std::atomic<uint64_t> seen_[2] = {{0}, {0}};
-  std::atomic<uint64_t> acked_cmd_{0}; // seen_[0] in the last ACK
-  // The command socket's payload bytes handled (command reader) and their
-  // count in the last ACK, as seen_[0] and acked_cmd_.
-  std::atomic<uint64_t> payload_seen_{0};
-  std::atomic<uint64_t> payload_acked_{0};
-  std::atomic<bool> ack_due_{false};
-
   // Data socket hand-over: guarded by mu_.
   std::mutex mu_;
   std::condition_variable data_cv_;

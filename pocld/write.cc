@@ -40,7 +40,7 @@ void Session::hand_over(Pending *p, Queue &q, uint64_t size, bool in_parts,
   // No data reader since the connection broke (until the resume): the write
   // waits behind a user event, as it does when the reader ends under it.
   // Before the first data socket the job waits for its reader.
-  if (!data_running_ && has_data_.load())
+  if (!data_running_ && client_.has_data())
     defer_queued(lock);
 }
 
@@ -99,7 +99,7 @@ void Session::wait_write()
     // The data reader ends on the shutdown and launches the write.
     fatal_ = true;
     lock.unlock();
-    drop_connection();
+    client_.drop_connection();
     lock.lock();
   }
   write_busy_ = false;
@@ -187,7 +187,7 @@ void Session::finish_job(WriteJob *j)
     // Nothing reached the runtime.  Peers may have subscribed meanwhile.
     const cl_int err = j->err;
     p->staging->unref();
-    report_failure(id, err);
+    client_.report_failure(id, err);
     std::vector<uint32_t> subs;
     completions_.retire_unlaunched(p, err, subs);
     if (!subs.empty())
