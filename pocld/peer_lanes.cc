@@ -17,6 +17,21 @@
 
 namespace pocld {
 
+PeerLink::PeerLink()
+{
+  // A lane that failed under a message ends the link's lanes, not the
+  // link; a striped PEER_DATA may come before the lane's opener published
+  // it here: its receive waits up to 10 s.
+  pocl_remote_lanes_init(&lanes, 1, 10000);
+  pocl_remote_lanes_bulk(&bulk, &lanes);
+#ifdef POCL_REMOTE_HAVE_UCX
+  // UCX above them, which stays the lanes until both ends offered it
+  // (ucx.cc).
+  pocl_remote_bulk lanes_bulk = bulk;
+  pocl_remote_ucx_bulk_init(&bulk, &ucx, lanes_bulk);
+#endif
+}
+
 namespace {
 
 // POCLD_PEER_LANES, else one per four CPUs (none on fewer than four), as

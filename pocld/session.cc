@@ -149,21 +149,6 @@ void Staging::unref()
   free(this);
 }
 
-PeerLink::PeerLink()
-{
-  // A lane that failed under a message ends the link's lanes, not the
-  // link; a striped PEER_DATA may come before the lane's opener published
-  // it here: its receive waits up to 10 s.
-  pocl_remote_lanes_init(&lanes, 1, 10000);
-  pocl_remote_lanes_bulk(&bulk, &lanes);
-#ifdef POCL_REMOTE_HAVE_UCX
-  // UCX above them, which stays the lanes until both ends offered it
-  // (ucx.cc).
-  pocl_remote_bulk lanes_bulk = bulk;
-  pocl_remote_ucx_bulk_init(&bulk, &ucx, lanes_bulk);
-#endif
-}
-
 Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
     : devs_(devs), id_(id),
       client_(id, sid_, static_cast<uint32_t>(devs.devices.size()), cmd),
