@@ -126,12 +126,8 @@ bool Session::read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size)
                   enqueue);
   if (o != Outcome::Ok)
     return o != Outcome::Protocol;
-  Pending *p;
-  {
-    // Not completed before the sender starts: only the sender does.
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    p = &events_.find(id)->second;
-  }
+  // Not completed before the sender starts: only the sender does.
+  Pending *p = completions_.find(id);
   p->error = late;
   if (parts.size() > 1) {
     p->first = parts.front();
@@ -153,7 +149,7 @@ bool Session::read_stream(const Decoded &d, Queue &q, Mem &src, Mem *size)
 void Session::send_read(Pending *p, std::vector<cl_event> parts,
                         cl_event size_read, uint64_t offset)
 {
-  std::vector<cl_event> failed; // kept referenced, see Session::complete
+  std::vector<cl_event> failed; // kept referenced, see Completions::complete
   auto wait = [&](cl_event e) {
     clWaitForEvents(1, &e);
     cl_int st = CL_COMPLETE;
@@ -193,15 +189,13 @@ void Session::send_read(Pending *p, std::vector<cl_event> parts,
     if (status != CL_COMPLETE || end <= rd.offset)
       continue;
     // Logged with a reference to the staging until the client has it.
-    send(Sock::Data, POCL_RMSG_READ_DATA, p->id, &rd, sizeof rd,
-         bytes + rd.offset, end - rd.offset, p->staging);
+    client_.send(Sock::Data, POCL_RMSG_READ_DATA, p->id, &rd, sizeof rd,
+                 bytes + rd.offset, end - rd.offset, p->staging);
     rd.offset = end;
   }
-  if (!failed.empty()) {
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    failed_.insert(failed_.end(), failed.begin(), failed.end());
-  }
-  complete(p, status);
+  if (!failed.empty())
+    completions_.keep_failed(failed);
+  completions_.complete(p, status);
 }
 
 // A buffer argument at an offset: a sub-buffer from there to the parent's

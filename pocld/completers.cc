@@ -3,25 +3,25 @@
 // cannot be relied on (Platform::wait_completion) in the order they were
 // enqueued, and the failer, which completes the failures a runtime calls
 // back while it holds a lock that a completion's own locks must not nest in
-// (session.hh, failed_mu_).
-#include "session.hh"
+// (completions.hh, failed_mu_).
+#include "completions.hh"
 
 namespace pocld {
 
-void Session::wait_for(Pending *p)
+void Completions::wait_for(Pending *p)
 {
   // Under the lock: the data reader launches writes too.
   std::lock_guard<std::mutex> lock(wait_mu_);
   waiting_.push_back(p);
   if (!waiter_.joinable())
-    waiter_ = std::thread(&Session::waiter_loop, this);
+    waiter_ = std::thread(&Completions::waiter_loop, this);
   wait_cv_.notify_one();
 }
 
 // Waits for the ungated commands in the order they were enqueued: each will
 // finish without the client's help, so this never blocks for good, but one
 // that finishes early behind a long one is reported when that one is.
-void Session::waiter_loop()
+void Completions::waiter_loop()
 {
   std::unique_lock<std::mutex> lock(wait_mu_);
   for (;;) {
@@ -40,16 +40,16 @@ void Session::waiter_loop()
   }
 }
 
-void Session::fail_later(Pending *p, cl_int status)
+void Completions::fail_later(Pending *p, cl_int status)
 {
   std::lock_guard<std::mutex> lock(failed_mu_);
   failing_.emplace_back(p, status);
   if (!failer_.joinable())
-    failer_ = std::thread(&Session::failer_loop, this);
+    failer_ = std::thread(&Completions::failer_loop, this);
   failed_cv_.notify_one();
 }
 
-void Session::failer_loop()
+void Completions::failer_loop()
 {
   std::vector<std::pair<Pending *, cl_int>> batch;
   std::unique_lock<std::mutex> lock(failed_mu_);
@@ -66,7 +66,7 @@ void Session::failer_loop()
   }
 }
 
-void Session::stop_failer()
+void Completions::stop_failer()
 {
   std::thread t;
   {
@@ -79,7 +79,7 @@ void Session::stop_failer()
     t.join();
 }
 
-void Session::stop_waiter()
+void Completions::stop_waiter()
 {
   {
     std::lock_guard<std::mutex> lock(wait_mu_);

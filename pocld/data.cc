@@ -19,41 +19,15 @@ bool Session::attach_data(Conn c)
   // A data socket still attached is from an earlier attempt of this client
   // to connect (one that failed half-way, or that the server has not seen
   // break yet): the newest one wins.
-  // First, so that a send blocked on them lets go of data_.mu.  Not on
-  // the first data socket: the bulk transport's shutdown ends UCX for the
-  // session (a resumed one carries its payloads on TCP).
-  const bool again = has_data_;
-  pocl_remote_link_shutdown(&data_.link);
-  if (again)
-    data_bulk_.ops->shutdown(&data_bulk_);
-  Conn old;
-  {
-    std::lock_guard<std::mutex> dlock(data_.mu);
-    old = take(data_.link);
-  }
-  pocl_remote_link_shutdown(&old);
+  bool again;
+  Conn old = client_.take_data(again);
   data_stop_ = true;
   data_cv_.notify_all();
   data_cv_.wait(lock, [&] { return !data_running_; });
   data_stop_ = false;
-  if (again) {
-    // The old connection's: the client opens new ones after this socket.
-    std::lock_guard<std::mutex> dlock(data_.mu);
-    data_bulk_.ops->close(&data_bulk_);
-  }
-  if (old.up()) {
-    pocl_remote_link_close(&old);
-    LOG_INFO(sid_, "a newer data socket replaces the one attached");
-  }
-  // The reply, then the messages the client missed, go out before the
-  // socket is published, so that nothing can overtake them.
-  std::lock_guard<std::mutex> dlock(data_.mu);
-  if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
-                        static_cast<uint32_t>(devs_.devices.size())) ||
-      !replay(data_, c, client_seen_data_))
+  client_.end_data(old, again);
+  if (!client_.install_data(c, client_seen_data_))
     return false;
-  pocl_remote_link_set(&data_.link, &c);
-  has_data_ = true;
   data_running_ = true;
   return true;
 }
@@ -74,11 +48,8 @@ void Session::fail_slot(DataSlot &s)
 
 void Session::run_data()
 {
-  // Under the lock: detach() takes the link away under it.
-  Conn c = [&] {
-    std::lock_guard<std::mutex> lock(data_.mu);
-    return data_.link;
-  }();
+  Conn c = client_.data_link();
+  pocl_remote_bulk &bulk = client_.data_bulk();
   LOG_DEBUG(sid_, "data socket attached");
   for (;;) {
     pocl_remote_hdr h;
@@ -93,7 +64,7 @@ void Session::run_data()
       break;
     }
     if (h.type == POCL_RMSG_UCX_HELLO) {
-      if (!client_ucx_hello(c, h))
+      if (!client_.ucx_hello(c, h))
         break;
       continue;
     }
@@ -145,12 +116,12 @@ void Session::run_data()
     };
     const pocl_remote_bulk_io io = grown_by(grown, kChunk);
     uint64_t arrived = 0;
-    int got = recv_discard(c, skip)
-                  ? data_bulk_.ops->recv(&data_bulk_, &c, mark,
-                                         s.staging ? s.staging->data() + skip
-                                                   : nullptr,
-                                         s.size - skip, &io, &arrived)
-                  : POCL_REMOTE_BULK_BROKEN;
+    int got =
+        recv_discard(c, skip)
+            ? bulk.ops->recv(&bulk, &c, mark,
+                             s.staging ? s.staging->data() + skip : nullptr,
+                             s.size - skip, &io, &arrived)
+            : POCL_REMOTE_BULK_BROKEN;
     if (got == POCL_REMOTE_BULK_REFUSED) {
       LOG_ERR(sid_,
               "DATA for event %llu marked %#x (lanes or UCX), which this "
@@ -186,13 +157,12 @@ void Session::run_data()
     }
     if (s.staging != nullptr)
       s.staging->unref();
-    if (seen_[1].fetch_add(1, std::memory_order_relaxed) % 16 == 15)
-      send_ack(); // each DATA may hold much of the client's memory
+    client_.data_seen();
   }
   // Writes cannot complete without the data socket: have the client resume,
   // unless a newer connection has replaced this socket already.
-  if (holds(data_.link, c))
-    drop_connection();
+  if (client_.holds_data(c))
+    client_.drop_connection();
   // A write whose bytes stopped coming is launched, its rest behind a user
   // event, before this reader counts as ended, under mu_: the command
   // reader, handing a job over, sees either the reader running or it ended

@@ -17,7 +17,7 @@ struct Platform {
   uint32_t first_device; // server index of devices[0]
   // CL_COMPLETE callbacks are not called for commands that fail (PoCL 3.1
   // does this when a dependency failed); sessions then find such commands
-  // themselves after failing a user event (Session::sweep_failed).
+  // themselves after failing a user event (Completions::sweep_failed).
   bool silent_failures;
   // Completion of commands that cannot wait on the client (Pending::gated)
   // is noticed by a session thread waiting natively, not by an event

@@ -1,90 +1,19 @@
-// events.cc - wait lists, the event table and completions.
+// events.cc - the command reader's side of completions: a command's wait
+// list and entry, its launch, and the covers of the commands that go without
+// an event (the table and the completions themselves: completions.cc).
 #include "session.hh"
 
 #include "log.hh"
-#include "output.hh"
-
-#include <algorithm>
 
 namespace pocld {
 
-uint32_t max_pending_commands = 65536;
 int session_grace_ms = 60000;
-
-namespace {
-
-// The command whose callback launch() is registering on this thread: a
-// runtime may call it right there, for a command that already ended.
-thread_local const Pending *t_registering = nullptr;
-
-// While a cover completes its covered commands: whether the kernels'
-// output has been drained for them (they all ended before the cover, so
-// one read of the pipe takes whatever they printed).
-thread_local bool *t_drained = nullptr;
-
-void CL_CALLBACK on_event_complete(cl_event, cl_int status, void *user)
-{
-  Pending *p = static_cast<Pending *>(user);
-  if (status < 0)
-    p->session->fail_later(p, status);
-  else
-    p->session->complete(p, status);
-}
-
-// Device timestamps of a profiled command, in server CLOCK_REALTIME ns.
-void profile(cl_event ev, int64_t offset, pocl_remote_completion &c)
-{
-  const cl_profiling_info params[4] = {
-      CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-      CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-  uint64_t *out[4] = {&c.ts_queued, &c.ts_submit, &c.ts_start, &c.ts_end};
-  for (int i = 0; i < 4; ++i) {
-    cl_ulong t = 0;
-    if (clGetEventProfilingInfo(ev, params[i], sizeof t, &t, nullptr) ==
-            CL_SUCCESS &&
-        t != 0)
-      *out[i] = t + offset;
-  }
-}
-
-} // namespace
 
 void Session::release_waits()
 {
   for (cl_event e : waits_)
     clReleaseEvent(e);
   waits_.clear();
-}
-
-cl_int Session::foreign_wait(uint64_t id, uint32_t platform)
-{
-  std::lock_guard<std::mutex> lock(foreign_mu_);
-  if (foreign_.size() - foreign_known_.size() >= kMaxForeignPending &&
-      foreign_.count(id) == 0) {
-    LOG_ERR(sid_, "commands wait on %zu unreported foreign events",
-            foreign_.size() - foreign_known_.size());
-    return kProtocolError;
-  }
-  Foreign &f = foreign_[id];
-  if (f.known)
-    return f.status == CL_COMPLETE
-               ? CL_SUCCESS
-               : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  for (auto &ue : f.ues)
-    if (ue.first == platform) {
-      clRetainEvent(ue.second);
-      waits_.push_back(ue.second);
-      return CL_SUCCESS;
-    }
-  cl_int err = CL_SUCCESS;
-  // The queue exists, so its platform's context does too.
-  cl_event ue = clCreateUserEvent(contexts_[platform], &err);
-  if (ue == nullptr)
-    return err;
-  f.ues.emplace_back(platform, ue);
-  clRetainEvent(ue);
-  waits_.push_back(ue);
-  return CL_SUCCESS;
 }
 
 Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
@@ -99,7 +28,8 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
     pocl_remote_wait w = waits[i];
     if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER) {
       size_t before = waits_.size();
-      err = foreign_wait(w.event_id, q.platform);
+      err = completions_.foreign_wait(w.event_id, q.platform,
+                                      contexts_[q.platform], waits_);
       gated |= waits_.size() > before;
     }
     if (err != CL_SUCCESS) {
@@ -114,146 +44,11 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
         cover_trailing();
         break;
       }
-  Pending *p = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    for (uint32_t i = 0; i < waits.count && err == CL_SUCCESS; ++i) {
-      pocl_remote_wait w = waits[i];
-      if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER)
-        continue;
-      // Not in the table: retired, i.e. complete.
-      auto it = events_.find(w.event_id);
-      if (it == events_.end())
-        continue;
-      Pending &o = it->second;
-      gated |= o.gated;
-      cl_event oe = o.ev != nullptr ? o.ev : o.cover;
-      if (o.platform == q.platform && oe != nullptr) {
-        clRetainEvent(oe);
-        waits_.push_back(oe);
-        continue;
-      }
-      // Native events cannot cross contexts, and a MIGRATE_IN has none
-      // (order_gates).
-      cl_event ue = bridge(o, q.platform, err);
-      if (ue != nullptr)
-        waits_.push_back(ue);
-    }
-    if (err == CL_SUCCESS && events_.size() >= max_pending_commands) {
-      err = CL_OUT_OF_RESOURCES;
-      if (!pending_limit_logged_)
-        LOG_WARN(sid_,
-                 "%zu commands pending (--max-pending): failing more with "
-                 "CL_OUT_OF_RESOURCES",
-                 events_.size());
-      pending_limit_logged_ = true;
-    }
-    if (err == CL_SUCCESS) {
-      std::pair<EventTable::iterator, bool> r;
-      if (!spare_.empty()) {
-        EventTable::node_type nh = std::move(spare_.back());
-        spare_.pop_back();
-        nh.key() = id;
-        auto ins = events_.insert(std::move(nh));
-        r = {ins.position, ins.inserted};
-        if (!ins.inserted)
-          spare_.push_back(std::move(ins.node));
-      } else
-        r = events_.try_emplace(id);
-      if (r.second) {
-        p = &r.first->second;
-        auto g = gated_by_queue_.find(queue_id);
-        p->gated = false;
-        p->queue_id = queue_id;
-        if (gated || (g != gated_by_queue_.end() && g->second > 0)) {
-          p->gated = true;
-          ++gated_by_queue_[queue_id];
-        }
-      }
-      else {
-        LOG_ERR(sid_, "event id %llu is already in use",
-                (unsigned long long)id);
-        err = kProtocolError;
-      }
-    }
-  }
-  if (p == nullptr) {
+  Pending *p = completions_.open(id, waits, q, queue_id, contexts_[q.platform],
+                                 gated, waits_, err);
+  if (p == nullptr)
     release_waits();
-    return nullptr;
-  }
-  p->session = this;
-  p->id = id;
-  p->ev = nullptr;
-  p->staging = nullptr;
-  p->ts_offset = q.ts_offset;
-  p->platform = q.platform;
-  p->flags = 0;
-  p->kind = Pending::Plain;
-  p->first = nullptr;
-  p->error = CL_SUCCESS;
-  p->subscribers.clear();
-  p->cover = nullptr;
   return p;
-}
-
-// A user event in platform's context that o's completion sets (complete),
-// with a reference for the caller.  Under ev_mu_, so that o cannot complete
-// before it holds the bridge.
-cl_event Session::bridge(Pending &o, uint32_t platform, cl_int &err)
-{
-  cl_event ue = clCreateUserEvent(contexts_[platform], &err);
-  if (ue != nullptr) {
-    o.bridges.push_back(ue);
-    clRetainEvent(ue);
-  }
-  return ue;
-}
-
-void Session::drop_pending(uint64_t id)
-{
-  std::lock_guard<std::mutex> lock(ev_mu_);
-  auto it = events_.find(id);
-  if (it != events_.end())
-    ungate(&it->second);
-  spare_.push_back(events_.extract(id));
-}
-
-// The same test as open_cmd's, made before the command exists (to choose
-// its staging).
-bool Session::gated_now(const WaitList &waits, uint64_t queue_id)
-{
-  for (uint32_t i = 0; i < waits.count; ++i)
-    if (waits[i].origin != POCL_REMOTE_WAIT_SAME_SERVER)
-      return true;
-  std::lock_guard<std::mutex> lock(ev_mu_);
-  auto g = gated_by_queue_.find(queue_id);
-  if (g != gated_by_queue_.end() && g->second > 0)
-    return true;
-  for (uint32_t i = 0; i < waits.count; ++i) {
-    auto it = events_.find(waits[i].event_id);
-    if (it != events_.end() && it->second.gated)
-      return true;
-  }
-  return false;
-}
-
-// gate() and ungate() keep gated_by_queue_; ungate() runs under ev_mu_.
-void Session::gate(Pending *p)
-{
-  std::lock_guard<std::mutex> lock(ev_mu_);
-  if (!p->gated) {
-    p->gated = true;
-    ++gated_by_queue_[p->queue_id];
-  }
-}
-
-void Session::ungate(Pending *p)
-{
-  if (!p->gated)
-    return;
-  auto g = gated_by_queue_.find(p->queue_id);
-  if (g != gated_by_queue_.end() && --g->second == 0)
-    gated_by_queue_.erase(g);
 }
 
 // A native command went into q: it is flushed before the reader blocks,
@@ -264,7 +59,7 @@ void Session::enqueued(Queue &q)
     q.dirty = true;
     dirty_.push_back(&q);
   }
-  inflight_.fetch_add(1);
+  completions_.started();
 }
 
 void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
@@ -280,7 +75,7 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
       return;
     }
     // No bridges yet: only later commands can add them.
-    drop_pending(id);
+    completions_.drop(id);
     complete_now(id, err);
     return;
   }
@@ -292,48 +87,14 @@ void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
   // A sweep (peer readers run them too) must see p either without its
   // event or with its callback: found failed in between, it would be
   // completed twice, once more by a callback registered after the failure.
-  std::unique_lock<std::mutex> sweep_lock(sweep_mu_, std::defer_lock);
-  if (devs_.platforms[p->platform].silent_failures)
-    sweep_lock.lock();
+  std::unique_lock<std::mutex> sweep_lock =
+      completions_.sweep_guard(p->platform);
   p->ev = ev;
-  if (p->kind == Pending::Finish) {
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    finishing_.push_back(p);
-  }
+  if (p->kind == Pending::Finish)
+    completions_.track_finish(p);
   if (!q.untracked.empty())
     adopt(p, q);
-  watch(p, sweep_lock.owns_lock());
-}
-
-void Session::watch(Pending *p, bool sweep_held)
-{
-  const Platform &pl = devs_.platforms[p->platform];
-  // A MIGRATE_IN is completed by run_peer right after the bytes are written
-  // (a callback on its marker would only add the runtime's latency), a
-  // streamed PUSH by its pusher thread.
-  if (p->self_completing())
-    return;
-  if (pl.wait_completion && !p->gated) {
-    wait_for(p);
-    return;
-  }
-  // sweep_failed looks only at platforms that fail commands silently; on
-  // the others (NVIDIA's) it cannot race with this registration.
-  std::unique_lock<std::mutex> lock(sweep_mu_, std::defer_lock);
-  if (pl.silent_failures && !sweep_held)
-    lock.lock();
-  t_registering = p;
-  cl_int err = clSetEventCallback(p->ev, CL_COMPLETE, on_event_complete, p);
-  t_registering = nullptr;
-  if (err != CL_SUCCESS) {
-    // Should not happen with a valid event; complete it synchronously.
-    LOG_WARN(sid_, "clSetEventCallback failed (%d), waiting", err);
-    clWaitForEvents(1, &p->ev);
-    cl_int st = CL_COMPLETE;
-    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
-                   nullptr);
-    complete(p, st);
-  }
+  completions_.watch(p, sweep_lock.owns_lock());
 }
 
 // p covers q's untracked commands: they are reported when p completes.
@@ -365,44 +126,20 @@ void Session::cover(Queue &q)
     std::vector<Pending *> done;
     done.swap(q.untracked);
     for (Pending *c : done)
-      complete(c, CL_COMPLETE);
+      completions_.complete(c, CL_COMPLETE);
     if (trailing_ == &q)
       trailing_ = nullptr;
     return;
   }
   Pending *p = new Pending{};
-  p->session = this;
+  p->owner = &completions_;
   p->ev = ev;
   p->platform = q.platform;
-  p->kind = Pending::Cover;
+  p->set_kind(Pending::Cover);
   p->gated = false;
   enqueued(q);
   adopt(p, q);
-  if (devs_.platforms[q.platform].wait_completion) {
-    wait_for(p);
-    return;
-  }
-  // A platform that fails commands silently never calls back a cover behind
-  // a failed command: sweep_failed looks at covers too (covers_).  And a
-  // callback registered after the failure gets CL_COMPLETE: complete() asks
-  // the event itself, as for commands (launch).
-  std::unique_lock<std::mutex> sweep_lock(sweep_mu_, std::defer_lock);
-  if (devs_.platforms[q.platform].silent_failures) {
-    sweep_lock.lock();
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    covers_.push_back(p);
-  }
-  t_registering = p;
-  err = clSetEventCallback(ev, CL_COMPLETE, on_event_complete, p);
-  t_registering = nullptr;
-  if (err != CL_SUCCESS) {
-    LOG_WARN(sid_, "clSetEventCallback failed on a marker, waiting");
-    clWaitForEvents(1, &ev);
-    cl_int st = CL_COMPLETE;
-    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
-                   nullptr);
-    complete(p, st);
-  }
+  completions_.watch_cover(p);
 }
 
 void Session::cover_trailing()
@@ -410,234 +147,6 @@ void Session::cover_trailing()
   if (trailing_ != nullptr && !trailing_->untracked.empty())
     cover(*trailing_);
   trailing_ = nullptr;
-}
-
-void Session::complete(Pending *p, cl_int exec_status)
-{
-  // Called at registration, PoCL passes CL_COMPLETE even for a command that
-  // failed; ask the event itself: a command may fail on its own (a CUSTOM
-  // device's built-in kernel), with its own code.
-  if (p == t_registering && exec_status == CL_COMPLETE)
-    clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec_status,
-                   &exec_status, nullptr);
-  // PoCL ends a command behind a failed dependency with its generic
-  // CL_FAILED (-1, no OpenCL code); the client gets the specification's.
-  if (exec_status == -1)
-    exec_status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (p->kind != Pending::Cover && p->kind != Pending::Finish)
-    POCLD_TRACE(NativeComplete, p->id, 0, 0);
-  pocl_remote_completion c{};
-  c.status = exec_status < 0 ? exec_status : p->error;
-  // In-order queue: the covered commands ended before this one.  If this
-  // one failed, so may have they (a CUDA error poisons the context); not
-  // for p->error, which is this command's own (a part of it).
-  const bool batch = !p->covered.empty() && begin_batch();
-  if (!p->covered.empty()) {
-    bool drained = false;
-    t_drained = &drained;
-    for (Pending *e : p->covered)
-      complete(e, exec_status < 0 ? exec_status : CL_COMPLETE);
-    t_drained = nullptr;
-    p->covered.clear();
-  }
-  // A cover's own COMPLETION joins the batch only if it is a plain one.
-  if (batch && p->kind != Pending::Kernel && p->kind != Pending::Plain)
-    end_batch();
-  if (p->kind == Pending::Cover) {
-    if (devs_.platforms[p->platform].silent_failures) {
-      std::lock_guard<std::mutex> lock(ev_mu_);
-      covers_.erase(std::find(covers_.begin(), covers_.end(), p));
-    }
-    clReleaseEvent(p->ev);
-    delete p;
-    retire_one();
-    return;
-  }
-  if (p->flags & POCL_RCMD_PROFILING && p->kind == Pending::MigrateIn) {
-    // Its marker waits for this completion to run: asking it cost NVIDIA
-    // some 6 us of every migration (PoCL's client migrates on its profiled
-    // default queues), for no times at all.  The bytes are in place now.
-    c.ts_queued = c.ts_submit = c.ts_start = c.ts_end = realtime_ns();
-  } else if (p->flags & POCL_RCMD_PROFILING) {
-    profile(p->ev, p->ts_offset, c);
-    if (p->first != nullptr) {
-      // Done in parts: it started when the first part did.
-      pocl_remote_completion f{};
-      profile(p->first, p->ts_offset, f);
-      c.ts_queued = f.ts_queued;
-      c.ts_submit = f.ts_submit;
-      c.ts_start = f.ts_start;
-    }
-  }
-  uint64_t id = p->id;
-  cl_event ev = p->ev;
-  cl_event first = p->first;
-  Staging *st = p->staging;
-  // A failed command's event stays referenced until the session ends: PoCL
-  // 3.1 leaves failed events in the notify lists of the events they waited
-  // for, and would touch them there once those complete.
-  const bool keep = c.status < 0;
-  if (p->kind == Pending::Finish) {
-    {
-      std::lock_guard<std::mutex> lock(ev_mu_);
-      finishing_.erase(std::find(finishing_.begin(), finishing_.end(), p));
-      if (keep)
-        failed_.push_back(ev);
-    }
-    delete p;
-    // Like clFinish: failed commands have their own completions.
-    reply(id, CL_SUCCESS);
-  } else if (p->kind == Pending::Push || p->kind == Pending::PushStream) {
-    if (p->kind == Pending::Push)
-      send_push({true, id, p->peer, p->push_size, p->push_has_size}, p->staging,
-                c.status);
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    ungate(p);
-    spare_.push_back(events_.extract(id));
-    if (keep)
-      failed_.push_back(ev);
-  } else {
-    const void *data = nullptr;
-    uint64_t len = 0;
-    // An NDRANGE's staging holds its fine-grained SVM regions.
-    if (p->kind == Pending::Kernel && st != nullptr &&
-        c.status == CL_COMPLETE) {
-      const uint8_t *changes;
-      len = svm_changes(*st, changes);
-      data = changes;
-    }
-    if (p->kind == Pending::Read && c.status == CL_COMPLETE) {
-      data = st->data();
-      len = st->size;
-      if (p->flags & POCL_RCMD_CONTENT_SIZE) {
-        uint64_t content, offset;
-        memcpy(&content, st->data() + len, 8);
-        memcpy(&offset, st->data() + len + 8, 8);
-        len = content > offset ? std::min(len, content - offset) : 0;
-      }
-    }
-    if (p->kind == Pending::MigrateIn) {
-      c.peer_bytes = st->size;
-      LOG_DEBUG(sid_, "migration %llu written by %llu us",
-                (unsigned long long)id,
-                (unsigned long long)(realtime_ns() / 1000));
-    }
-    // A streamed read's completion follows its READ_DATA parts.
-    Sock sock = len >= POCL_REMOTE_DATA_SOCKET_THRESHOLD ||
-                        p->kind == Pending::ReadStream
-                    ? Sock::Data
-                    : Sock::Command;
-    std::string output;
-    const bool drain =
-        p->kind == Pending::Kernel && (t_drained == nullptr || !*t_drained);
-    if (take_output(output, drain))
-      send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
-           output.size());
-    if (drain && t_drained != nullptr)
-      *t_drained = true;
-    if (!(p->flags & POCL_RCMD_SILENT))
-      send(sock, POCL_RMSG_COMPLETION, id, &c, sizeof c, data, len,
-           data != nullptr ? st : nullptr);
-    // Retire the event: later waits on it count it as complete.  Bridges
-    // are taken in the same critical section so none can be added late.
-    std::vector<cl_event> bridges;
-    std::vector<uint32_t> subs;
-    {
-      std::lock_guard<std::mutex> lock(ev_mu_);
-      bridges.swap(p->bridges);
-      subs.swap(p->subscribers);
-      ungate(p);
-      spare_.push_back(events_.extract(id));
-      if (keep) {
-        if (ev != nullptr)
-          failed_.push_back(ev);
-        if (first != nullptr)
-          failed_.push_back(first);
-        failed_ids_[id] = c.status;
-      }
-    }
-    // What waits on this command learns of it after the client does.
-    if (!bridges.empty() || !subs.empty())
-      flush_batch();
-    for (cl_event b : bridges) {
-      clSetUserEventStatus(b, c.status);
-      clReleaseEvent(b);
-    }
-    if (!subs.empty())
-      notify_subscribers(id, c.status, subs);
-  }
-  if (st != nullptr)
-    st->unref();
-  if (!keep) {
-    if (ev != nullptr)
-      clReleaseEvent(ev);
-    if (first != nullptr)
-      clReleaseEvent(first);
-  }
-  if (batch)
-    end_batch();
-  retire_one();
-}
-
-// Last action of a completion: after this the session may be destroyed.
-void Session::retire_one()
-{
-  if (inflight_.fetch_sub(1) == 1 && draining_.load()) {
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    drained_cv_.notify_all();
-  }
-}
-
-// Completes the commands that failed without a callback
-// (Platform::silent_failures).  Runs after a user event was failed (by the
-// command reader, a peer reader or the teardown): such failures spread
-// synchronously, and under sweep_mu_ no callback is being registered, so
-// what is found failed here is never called back.  Completing one may fail
-// bridges, hence the rounds.
-void Session::sweep_failed()
-{
-  // Candidates are taken under the lock; one that succeeds meanwhile may be
-  // completed and recycled by its callback, so only its event is used.
-  std::vector<std::pair<Pending *, cl_event>> seen;
-  // Peer readers sweep too: one sweep at a time, and none while the command
-  // reader registers a callback (a failed command is called back right
-  // there, and must not be completed twice).
-  std::lock_guard<std::mutex> sweep_lock(sweep_mu_);
-  auto consider = [&](Pending *p) {
-    // ev is null while the command reader is still launching it.
-    // Those complete themselves, whatever happens.
-    // The waiter's commands too: it reports failures itself.
-    const Platform &pl = devs_.platforms[p->platform];
-    if (p->ev != nullptr && !p->self_completing() && pl.silent_failures &&
-        !(pl.wait_completion && !p->gated)) {
-      clRetainEvent(p->ev);
-      seen.emplace_back(p, p->ev);
-    }
-  };
-  bool again = true;
-  while (again) {
-    again = false;
-    seen.clear();
-    {
-      std::lock_guard<std::mutex> lock(ev_mu_);
-      for (auto &e : events_)
-        consider(&e.second);
-      for (Pending *p : finishing_)
-        consider(p);
-      for (Pending *p : covers_)
-        consider(p);
-    }
-    for (auto &s : seen) {
-      cl_int st = CL_COMPLETE;
-      clGetEventInfo(s.second, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st,
-                     &st, nullptr);
-      clReleaseEvent(s.second);
-      if (st < 0) {
-        complete(s.first, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-        again = true;
-      }
-    }
-  }
 }
 
 bool Session::notify(const Msg &m)
@@ -649,39 +158,8 @@ bool Session::notify(const Msg &m)
              (unsigned long long)n.event_id, n.status);
     return true;
   }
-  foreign_done(n.event_id, n.status);
+  completions_.foreign_done(n.event_id, n.status);
   return true;
-}
-
-// A foreign event reached its final status (from the client or a peer).
-void Session::foreign_done(uint64_t id, cl_int status)
-{
-  bool failed = false;
-  {
-    std::lock_guard<std::mutex> lock(foreign_mu_);
-    Foreign &f = foreign_[id];
-    if (f.known) {
-      LOG_DEBUG(sid_, "event %llu reported again", (unsigned long long)id);
-      return;
-    }
-    f.known = true;
-    f.status = status;
-    // Bounded: the oldest known entries go (they have no user events).
-    foreign_known_.push_back(id);
-    while (foreign_known_.size() > kForeignKnownKept) {
-      foreign_.erase(foreign_known_.front());
-      foreign_known_.pop_front();
-    }
-    for (auto &ue : f.ues) {
-      clSetUserEventStatus(ue.second, status);
-      clReleaseEvent(ue.second);
-    }
-    failed = status < 0 && !f.ues.empty();
-    f.ues.clear();
-    f.ues.shrink_to_fit();
-  }
-  if (failed)
-    sweep_failed();
 }
 
 // SUBSCRIBE: the peer hears of the event's completion, now if it is over.
@@ -693,20 +171,9 @@ bool Session::subscribe(const Msg &m)
     LOG_ERR(sid_, "SUBSCRIBE for peer %u", s.peer_index);
     return false;
   }
-  cl_int status = CL_COMPLETE;
-  {
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    auto it = events_.find(s.event_id);
-    if (it != events_.end() && it->second.kind != Pending::Push) {
-      it->second.subscribers.push_back(s.peer_index);
-      return true;
-    }
-    // The client subscribes only after sending the command here: not in
-    // the table means retired.
-    auto f = failed_ids_.find(s.event_id);
-    if (f != failed_ids_.end())
-      status = f->second;
-  }
+  cl_int status;
+  if (completions_.subscribe(s.event_id, s.peer_index, status))
+    return true;
   notify_subscribers(s.event_id, status, {s.peer_index});
   return true;
 }

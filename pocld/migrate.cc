@@ -95,11 +95,6 @@ cl_int check_migration(const pocl_remote_migrate &c, const Queue *q,
   return CL_SUCCESS;
 }
 
-// A queue that takes only migrations (PoCL's client migrates on hidden
-// default queues) drops its retired MIGRATE_INs from Queue::gates from
-// this many on.
-constexpr size_t kGatesPrune = 16;
-
 } // namespace
 
 cl_command_queue Session::transfer_queue(const Queue &q, cl_int &err)
@@ -146,7 +141,7 @@ const Pinning *Session::read_pinning(const WaitList &waits, uint64_t queue_id,
                                      const Queue &q)
 {
   const Pinning *pin = platform_pinning(q);
-  if (pin != nullptr && gated_now(waits, queue_id))
+  if (pin != nullptr && completions_.gated_now(waits, queue_id))
     return nullptr;
   return pin;
 }
@@ -254,12 +249,8 @@ bool Session::push(const Decoded &d)
             (unsigned long long)id, (unsigned long long)c.size, c.peer,
             (unsigned long long)(realtime_ns() / 1000));
   if (stream && o == Outcome::Ok) {
-    Pending *p;
-    {
-      // Not completed before the pusher starts: only the pusher does.
-      std::lock_guard<std::mutex> lock(ev_mu_);
-      p = &events_.find(id)->second;
-    }
+    // Not completed before the pusher starts: only the pusher does.
+    Pending *p = completions_.find(id);
     // On a thread that stays (pocl_remote_workers.c) rather than one made
     // by the command reader per large PUSH: on the four-H100 host a thread
     // made and joined took 65 us, a job handed to a parked one 25
@@ -370,7 +361,7 @@ void Session::stream_push(Pending *p, std::vector<cl_event> chunks,
     std::lock_guard<std::mutex> lock(mu_);
     ack_waits_.erase(p->id);
   }
-  complete(p, status);
+  completions_.complete(p, status);
 }
 
 // Over lanes or UCX a large PUSH goes as one PEER_DATA whose stripes leave
@@ -478,7 +469,7 @@ bool Session::push_now(const Decoded &d, Queue &q, Mem &src, Mem *size,
                        const Whole &w, Staging *st)
 {
   const pocl_remote_migrate &c = d.migrate;
-  if (inflight_.load() != 0)
+  if (!completions_.idle())
     return false;
   for (uint32_t i = 0; i < d.waits.count; ++i)
     if (d.waits[i].origin != POCL_REMOTE_WAIT_SAME_SERVER)
@@ -528,53 +519,6 @@ void Session::send_push(const PushState &p, Staging *st, cl_int status)
             (unsigned long long)p.id, (unsigned long long)n,
             (unsigned long long)t0,
             (unsigned long long)(realtime_ns() / 1000));
-}
-
-// A MIGRATE_IN enqueues nothing native and makes no event: the client
-// hears of it from run_peer, and NVIDIA's blocking write of the bytes took
-// 1.2-4.5 us longer while a user event of the context was pending
-// (small_transfer_probe).  What must wait for the bytes natively waits on a
-// bridge, a user event its completion sets (Pending::bridges): commands
-// that wait on the migration (open_cmd), and the queue's later commands,
-// behind a marker enqueued when the first of them comes while the bytes
-// are still to come.  q.gates: the queue's MIGRATE_INs not yet ordered so.
-void Session::order_gates(Queue &q)
-{
-  if (q.gates.empty())
-    return;
-  std::vector<cl_event> &bridges = gate_bridges_;
-  bridges.clear();
-  {
-    std::lock_guard<std::mutex> lock(ev_mu_);
-    for (uint64_t id : q.gates) {
-      auto it = events_.find(id);
-      if (it == events_.end())
-        continue; // retired: the bytes are in
-      cl_int err = CL_SUCCESS;
-      if (cl_event b = bridge(it->second, q.platform, err))
-        bridges.push_back(b);
-      else
-        LOG_WARN(sid_,
-                 "no user event (%d): later commands do not wait for "
-                 "migration %llu",
-                 err, (unsigned long long)id);
-    }
-  }
-  q.gates.clear();
-  if (bridges.empty())
-    return;
-  cl_int err = clEnqueueMarkerWithWaitList(q.q, cl_uint(bridges.size()),
-                                           bridges.data(), nullptr);
-  if (err != CL_SUCCESS)
-    LOG_WARN(sid_,
-             "no marker after %zu migrations (%d): later commands do not "
-             "wait for them",
-             bridges.size(), err);
-  else
-    LOG_DEBUG(sid_, "a queue's marker waits for migrations still coming: %zu",
-              bridges.size());
-  for (cl_event e : bridges)
-    clReleaseEvent(e);
 }
 
 // MIGRATE_IN: the migration's event is completed by run_peer once it has
@@ -637,19 +581,11 @@ bool Session::migrate_in(const Decoded &d)
     if (o == Outcome::Ok) {
       slot.staging = st;
       slot.ue = ue;
-      {
-        // Not completed before the slot is published: only the slot does.
-        std::lock_guard<std::mutex> lock(ev_mu_);
-        slot.p = &events_.find(id)->second;
-        if (ue == nullptr && q->gates.size() >= kGatesPrune)
-          q->gates.erase(
-              std::remove_if(q->gates.begin(), q->gates.end(),
-                             [&](uint64_t g) { return events_.count(g) == 0; }),
-              q->gates.end());
-      }
+      // Not completed before the slot is published: only the slot does.
+      slot.p = completions_.find(id, ue == nullptr ? &q->gates : nullptr);
       if (ue == nullptr) {
         // What follows on q waits for the bytes natively (order_gates).
-        gate(slot.p);
+        completions_.gate(slot.p);
         q->gates.push_back(id);
       }
       slot.image = dst->pixel_size != 0;

@@ -329,10 +329,10 @@ bool Session::finish(const Msg &m)
   cl_event ev = nullptr;
   cl_int err = clEnqueueMarkerWithWaitList(q->q, 0, nullptr, &ev);
   Pending *p = new Pending{};
-  p->session = this;
+  p->owner = &completions_;
   p->id = m.hdr.id;
   p->platform = q->platform;
-  p->kind = Pending::Finish;
+  p->set_kind(Pending::Finish);
   launch(p, err, ev, *q);
   return true;
 }

@@ -1,7 +1,7 @@
 // peer_lanes.cc - the lanes of a peer link (doc/protocol.md, "Peer
 // lanes"): more connections between the same two sessions that carry large
 // PEER_DATA payloads in stripes beside the link (the link's bulk
-// transport, protocol/pocl_remote_bulk_lanes.c), as the client's lanes do
+// transport, protocol/transports/lanes/pocl_remote_bulk_lanes.c), as the client's lanes do
 // for its transfers.  Here: opening and attaching them, and PEER_ACK.  One TCP
 // stream is bound by the one core that copies its bytes (3.4-4.2 GB/s for
 // migrations on the H200 host, where the client's lanes move 16.7).
@@ -16,6 +16,21 @@
 #include <unistd.h>
 
 namespace pocld {
+
+PeerLink::PeerLink()
+{
+  // A lane that failed under a message ends the link's lanes, not the
+  // link; a striped PEER_DATA may come before the lane's opener published
+  // it here: its receive waits up to 10 s.
+  pocl_remote_lanes_init(&lanes, 1, 10000);
+  pocl_remote_lanes_bulk(&bulk, &lanes);
+#ifdef POCL_REMOTE_HAVE_UCX
+  // UCX above them, which stays the lanes until both ends offered it
+  // (ucx.cc).
+  pocl_remote_bulk lanes_bulk = bulk;
+  pocl_remote_ucx_bulk_init(&bulk, &ucx, lanes_bulk);
+#endif
+}
 
 namespace {
 

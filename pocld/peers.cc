@@ -355,7 +355,7 @@ void Session::finish_peer_slot(PeerSlot &s, cl_int status)
   if (s.last_write != nullptr && status != CL_COMPLETE)
     clWaitForEvents(1, &s.last_write);
   if (s.p != nullptr) {
-    complete(s.p, status);
+    completions_.complete(s.p, status);
     s.p = nullptr;
   }
   if (s.ue != nullptr) {
@@ -473,7 +473,7 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
     if (pd.status < 0) {
       PeerSlot out = take();
       finish_peer_slot(out, pd.status);
-      sweep_failed();
+      completions_.sweep_failed();
       return 1;
     }
     s->status_in = true;
@@ -559,7 +559,7 @@ int Session::peer_chunk(Conn c, uint32_t index, const pocl_remote_hdr &h,
   if (pd.status < 0) {
     PeerSlot out = take();
     finish_peer_slot(out, pd.status);
-    sweep_failed();
+    completions_.sweep_failed();
     return 1;
   }
   s->received += len;
@@ -637,7 +637,7 @@ void Session::run_peer(uint32_t index)
           break;
         }
         POCLD_TRACE(PeerRecv, n.event_id, POCL_RMSG_PEER_NOTIFY, 0);
-        foreign_done(n.event_id, n.status);
+        completions_.foreign_done(n.event_id, n.status);
         peer_handled(index, h);
       }
     } else if (h.type == POCL_RMSG_UCX_HELLO) {
@@ -702,7 +702,7 @@ void Session::run_peer(uint32_t index)
   for (PeerSlot &s : lost)
     finish_peer_slot(s, CL_DEVICE_NOT_AVAILABLE);
   if (!lost.empty())
-    sweep_failed();
+    completions_.sweep_failed();
   std::lock_guard<std::mutex> lock(mu_);
   --peers_running_;
   data_cv_.notify_all();

@@ -46,14 +46,14 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   }
   p->staging = st;
   p->flags = c.flags;
-  p->kind = kind;
+  p->set_kind(kind);
   if (kind == Pending::Push || kind == Pending::PushStream) {
     p->peer = push_.peer;
     p->push_size = push_.size;
     p->push_has_size = push_.has_size;
   }
   if (extra_wait != nullptr) {
-    gate(p);
+    completions_.gate(p);
     clRetainEvent(extra_wait);
     waits_.push_back(extra_wait);
   }

@@ -149,282 +149,25 @@ void Staging::unref()
   free(this);
 }
 
-PeerLink::PeerLink()
-{
-  // A lane that failed under a message ends the link's lanes, not the
-  // link; a striped PEER_DATA may come before the lane's opener published
-  // it here: its receive waits up to 10 s.
-  pocl_remote_lanes_init(&lanes, 1, 10000);
-  pocl_remote_lanes_bulk(&bulk, &lanes);
-#ifdef POCL_REMOTE_HAVE_UCX
-  // UCX above them, which stays the lanes until both ends offered it
-  // (ucx.cc).
-  pocl_remote_bulk lanes_bulk = bulk;
-  pocl_remote_ucx_bulk_init(&bulk, &ucx, lanes_bulk);
-#endif
-}
-
 Session::Session(const Devices &devs, const SessionId &id, Conn cmd)
-    : devs_(devs), id_(id), contexts_(devs.platforms.size(), nullptr)
+    : devs_(devs), id_(id),
+      client_(id, sid_, static_cast<uint32_t>(devs.devices.size()), cmd),
+      completions_(*this, client_, devs, sid_),
+      contexts_(devs.platforms.size(), nullptr)
 {
   snprintf(sid_, sizeof sid_, "%02x%02x%02x%02x", id[0], id[1], id[2], id[3]);
-  pocl_remote_link_set(&cmd_.link, &cmd);
-  // The client stripes over a lane only once it has our HELLO_REPLY on it,
-  // sent after the lane is attached here: no wait.
-  pocl_remote_lanes_init(&lanes_, 0, 0);
-  pocl_remote_lanes_bulk(&data_bulk_, &lanes_);
-#ifdef POCL_REMOTE_HAVE_UCX
-  pocl_remote_bulk lanes_bulk = data_bulk_;
-  pocl_remote_ucx_bulk_init(&data_bulk_, &data_ucx_, lanes_bulk);
-#endif
   waits_.reserve(64);
 }
 
-Session::~Session()
-{
-  stop_waiter();
-  stop_failer();
-  pocl_remote_link_close(&cmd_.link);
-  pocl_remote_link_close(&data_.link);
-  pocl_remote_lanes_close(&lanes_, 1);
-}
-
-bool Session::attach_lane(Conn c, uint32_t number)
-{
-  std::lock_guard<std::mutex> lock(data_.mu);
-  if (!pocl_remote_lanes_free(&lanes_, number))
-    return false;
-  // Before it is published: a striped send (which holds data_.mu) must not
-  // put stripes ahead of the reply.
-  if (!send_hello_reply(c, CL_SUCCESS, id_.data(),
-                        static_cast<uint32_t>(devs_.devices.size())) ||
-      pocl_remote_lanes_attach(&lanes_, number, &c))
-    return false;
-  LOG_INFO(sid_, "lane %u attached", number);
-  return true;
-}
+Session::~Session() { completions_.stop(); }
 
 void Session::shutdown_sockets()
 {
-  drop_connection();
+  client_.drop_connection();
   for (PeerLink &l : peers_) {
     std::lock_guard<std::mutex> lock(l.mu);
     pocl_remote_link_shutdown(&l.link);
   }
-}
-
-namespace {
-
-// The COMPLETIONs gathered by the thread that completes a cover.
-struct Batch {
-  Session *owner = nullptr;
-  std::vector<std::pair<uint64_t, pocl_remote_completion>> msgs;
-};
-thread_local Batch t_batch;
-// Two iovecs per message, well under IOV_MAX.
-constexpr size_t kBatchMax = 256;
-
-} // namespace
-
-bool Session::begin_batch()
-{
-  if (t_batch.owner != nullptr)
-    return false;
-  t_batch.owner = this;
-  return true;
-}
-
-void Session::end_batch()
-{
-  flush_batch();
-  t_batch.owner = nullptr;
-}
-
-void Session::flush_batch()
-{
-  std::vector<std::pair<uint64_t, pocl_remote_completion>> &msgs =
-      t_batch.msgs;
-  if (t_batch.owner == this && !msgs.empty()) {
-    Channel &c = cmd_;
-    iovec iov[2 * kBatchMax + 2];
-    int n = 0;
-    pocl_remote_hdr ah{POCL_RMSG_ACK, sizeof(pocl_remote_ack), 0, 0};
-    pocl_remote_ack a;
-    if (take_ack(a)) {
-      iov[n++] = {&ah, sizeof ah};
-      iov[n++] = {&a, sizeof a};
-    }
-    std::lock_guard<std::mutex> lock(c.mu);
-    for (const auto &m : msgs) {
-      OutMsg &o = c.log.emplace_back();
-      o.seq = ++c.sent;
-      o.hdr = pocl_remote_hdr{POCL_RMSG_COMPLETION, uint32_t(sizeof m.second),
-                              0, m.first};
-      memcpy(o.body, &m.second, sizeof m.second);
-      o.keep = nullptr;
-      o.payload = nullptr;
-      // The log is a deque: its elements stay where they are.
-      iov[n++] = {&o.hdr, sizeof o.hdr};
-      iov[n++] = {o.body, sizeof m.second};
-    }
-    msgs.clear();
-    if (c.link.up() && !send_iov(c.link, iov, n)) {
-      LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
-               strerror(errno));
-      drop_connection();
-    }
-  }
-}
-
-void Session::send(Sock s, uint32_t type, uint64_t id, const void *body,
-                   size_t body_len, const void *payload, uint64_t payload_len,
-                   Staging *keep)
-{
-  // Without a data socket (a client that never opened one) everything goes
-  // on the command socket.
-  Channel &c = (s == Sock::Data && has_data_.load()) ? data_ : cmd_;
-  POCLD_TRACE_MSG(CompletionSend, type, id, body, payload_len, 0);
-  if (t_batch.owner == this) {
-    const bool plain = type == POCL_RMSG_COMPLETION && &c == &cmd_ &&
-                       payload_len == 0 &&
-                       body_len == sizeof(pocl_remote_completion);
-    // Anything else keeps its place after what was gathered.
-    if (!plain || t_batch.msgs.size() == kBatchMax)
-      flush_batch();
-    if (plain) {
-      pocl_remote_completion m;
-      memcpy(&m, body, sizeof m);
-      t_batch.msgs.emplace_back(id, m);
-      return;
-    }
-  }
-  std::lock_guard<std::mutex> lock(c.mu);
-  if (type != POCL_RMSG_ACK)
-    log_message(c.log.emplace_back(), ++c.sent, type, id, body, body_len,
-                payload, payload_len, keep);
-  if (!c.link.up())
-    return;
-  // Replayed messages (above) carry their payload inline: the log has the
-  // plain type.
-  uint32_t mark = 0;
-  pocl_remote_ack a;
-  if (&c == &data_ ? send_bulk(c.link, data_bulk_, type, id, body, body_len,
-                               static_cast<const uint8_t *>(payload),
-                               payload_len, &mark) == POCL_REMOTE_BULK_OK
-                   : send_msg(c.link, type, id, body, body_len, payload,
-                              payload_len, take_ack(a) ? &a : nullptr)) {
-    if (mark == POCL_RMSG_UCX)
-      LOG_DEBUG(sid_, "%llu bytes for %llu to the client over UCX",
-                (unsigned long long)payload_len, (unsigned long long)id);
-    return;
-  }
-  // A client that is gone or stopped reading (SO_SNDTIMEO): it may resume.
-  LOG_WARN(sid_, "send failed (%s), waiting for the client to resume",
-           strerror(errno));
-  drop_connection();
-}
-
-void Session::drop_connection()
-{
-  pocl_remote_link_shutdown(&cmd_.link);
-  pocl_remote_link_shutdown(&data_.link);
-  data_bulk_.ops->shutdown(&data_bulk_);
-}
-
-void log_message(OutMsg &o, uint64_t seq, uint32_t type, uint64_t id,
-                 const void *body, size_t body_len, const void *payload,
-                 uint64_t payload_len, Staging *keep)
-{
-  o.seq = seq;
-  o.hdr = pocl_remote_hdr{type, uint32_t(body_len), payload_len, id};
-  memcpy(o.body, body, body_len);
-  o.keep = keep;
-  if (keep != nullptr) {
-    keep->refs.fetch_add(1, std::memory_order_relaxed);
-    o.payload = static_cast<const uint8_t *>(payload);
-  } else {
-    const uint8_t *p = static_cast<const uint8_t *>(payload);
-    o.owned.assign(p, p + payload_len);
-    o.payload = o.owned.data();
-  }
-}
-
-void trim_log(std::deque<OutMsg> &log, uint64_t seen)
-{
-  while (!log.empty() && log.front().seq <= seen) {
-    if (log.front().keep != nullptr)
-      log.front().keep->unref();
-    log.pop_front();
-  }
-}
-
-void Session::trim(Channel &c, uint64_t seen)
-{
-  trim_log(c.log, seen);
-}
-
-bool Session::replay(Channel &c, Conn conn, uint64_t seen)
-{
-  if (seen > c.sent)
-    return false;
-  trim(c, seen);
-  for (const OutMsg &o : c.log)
-    if (!send_msg(conn, o.hdr.type, o.hdr.id, o.body, o.hdr.body_size,
-                  o.payload, o.hdr.payload_size))
-      return false;
-  return true;
-}
-
-bool Session::ack(const Msg &m)
-{
-  auto a = load<pocl_remote_ack>(m.body);
-  for (int i = 0; i < 2; ++i) {
-    Channel &c = i ? data_ : cmd_;
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (a.seen[i] > c.sent)
-      return false;
-    trim(c, a.seen[i]);
-  }
-  return true;
-}
-
-// The client drops its copies of what we acknowledge, which keeps its replay
-// log short. An ACK is due after kAckEvery commands and goes before our next
-// message on the command socket (as a rule a COMPLETION soon after); it goes
-// by itself after kAckAlone commands or kAckBytes of their payloads, for a
-// client that only sends. By themselves every 64 messages, both ways, ACKs
-// were 4 of the 15 loopback writes of a 100-kernel chain on two cores
-// (doc/benchmarks.md, "Acknowledgements with messages").
-constexpr uint64_t kAckEvery = 256;
-constexpr uint64_t kAckAlone = 1024;
-constexpr uint64_t kAckBytes = 1 << 20;
-
-void Session::send_ack()
-{
-  ack_due_ = false;
-  payload_acked_ = payload_seen_.load();
-  pocl_remote_ack a{{seen_[0].load(), seen_[1].load()}};
-  acked_cmd_ = a.seen[0];
-  send(Sock::Command, POCL_RMSG_ACK, 0, &a, sizeof a, nullptr, 0);
-}
-
-bool Session::take_ack(pocl_remote_ack &a)
-{
-  if (!ack_due_.load(std::memory_order_relaxed) || !ack_due_.exchange(false))
-    return false;
-  payload_acked_ = payload_seen_.load();
-  a = pocl_remote_ack{{seen_[0].load(), seen_[1].load()}};
-  acked_cmd_ = a.seen[0];
-  return true;
-}
-
-void Session::reply(uint64_t id, cl_int status, const void *payload,
-                    uint64_t payload_len)
-{
-  if (status != CL_SUCCESS)
-    LOG_DEBUG(sid_, "request %llu failed: %d", (unsigned long long)id, status);
-  pocl_remote_reply r{status, 0};
-  send(Sock::Command, POCL_RMSG_REPLY, id, &r, sizeof r, payload, payload_len);
 }
 
 void Session::complete_now(uint64_t id, cl_int status)
@@ -436,15 +179,7 @@ void Session::complete_now(uint64_t id, cl_int status)
     peer_send(push_.peer, POCL_RMSG_PEER_DATA, id, &pd, sizeof pd, nullptr, 0);
     return;
   }
-  report_failure(id, status);
-}
-
-void Session::report_failure(uint64_t id, cl_int status)
-{
-  LOG_DEBUG(sid_, "command %llu failed: %d", (unsigned long long)id, status);
-  pocl_remote_completion c{};
-  c.status = status;
-  send(Sock::Command, POCL_RMSG_COMPLETION, id, &c, sizeof c, nullptr, 0);
+  client_.report_failure(id, status);
 }
 
 void Session::flush_dirty()
@@ -458,7 +193,7 @@ void Session::flush_dirty()
 
 bool Session::run_commands()
 {
-  MsgReader reader(cmd_.link, sid_);
+  MsgReader reader(client_.command_link(), sid_);
   Msg m;
   // Whatever ends the loop, no command may stay without an event or cover.
   struct CoverAtExit {
@@ -482,7 +217,7 @@ bool Session::run_commands()
         wait_write(); // its bytes came before the BYE
       return false;
     }
-    if (m.hdr.type == POCL_RMSG_ACK ? !ack(m) : !dispatch(m)) {
+    if (m.hdr.type == POCL_RMSG_ACK ? !client_.ack(m) : !dispatch(m)) {
       LOG_ERR(sid_,
               "protocol violation in message type %u id %llu, "
               "closing the session",
@@ -493,49 +228,20 @@ bool Session::run_commands()
       cover_trailing();
     if (m.hdr.type == POCL_RMSG_ACK)
       continue;
-    // Only this thread writes the counts: no read-modify-write.
-    const uint64_t seen = seen_[0].load(std::memory_order_relaxed) + 1;
-    const uint64_t bytes =
-        payload_seen_.load(std::memory_order_relaxed) + m.hdr.payload_size;
-    seen_[0].store(seen, std::memory_order_relaxed);
-    payload_seen_.store(bytes, std::memory_order_relaxed);
-    const uint64_t unacked = seen - acked_cmd_.load(std::memory_order_relaxed);
-    if (unacked >= kAckAlone ||
-        bytes - payload_acked_.load(std::memory_order_relaxed) >= kAckBytes)
-      send_ack();
-    else if (unacked >= kAckEvery && !ack_due_.load(std::memory_order_relaxed))
-      ack_due_.store(true, std::memory_order_relaxed);
+    client_.command_seen(m.hdr.payload_size);
   }
 }
 
 void Session::detach()
 {
-  Conn c;
-  {
-    std::lock_guard<std::mutex> lock(cmd_.mu);
-    c = take(cmd_.link);
-  }
-  pocl_remote_link_shutdown(&c);
-  pocl_remote_link_close(&c);
-  // First, so that a send blocked on them lets go of data_.mu.
-  drop_connection();
-  {
-    std::lock_guard<std::mutex> lock(data_.mu);
-    c = take(data_.link);
-  }
-  pocl_remote_link_shutdown(&c);
+  Conn c = client_.detach();
   {
     std::unique_lock<std::mutex> lock(mu_);
     data_stop_ = true;
     data_cv_.notify_all();
     data_cv_.wait(lock, [&] { return !data_running_; });
   }
-  // Closed only now: the data reader used them until it ended.
-  pocl_remote_link_close(&c);
-  {
-    std::lock_guard<std::mutex> lock(data_.mu);
-    data_bulk_.ops->close(&data_bulk_);
-  }
+  client_.close_data(c);
   LOG_INFO(sid_, "the client's connection broke; keeping the session for "
                  "%d ms",
            session_grace_ms);
@@ -547,7 +253,7 @@ void Session::offer_resume(Resume r)
   // break (or the client moved), goes first.  Not after publishing the
   // resume: the command reader could have taken it by then, and the new
   // connection would be dropped instead.
-  drop_connection();
+  client_.drop_connection();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closing_) {
@@ -578,28 +284,13 @@ bool Session::wait_resume()
     pending_ = Resume{};
     client_seen_data_ = r.seen[1];
   }
-  uint64_t seen[2] = {seen_[0].load(), seen_[1].load()};
-  bool bad_count;
-  {
-    std::lock_guard<std::mutex> lock(data_.mu);
-    bad_count = r.seen[1] > data_.sent;
-  }
+  uint64_t seen[2];
   size_t replayed;
-  {
-    std::lock_guard<std::mutex> lock(cmd_.mu);
-    if (bad_count ||
-        !send_hello_reply(r.link, CL_SUCCESS, id_.data(),
-                          uint32_t(devs_.devices.size()), seen) ||
-        !replay(cmd_, r.link, r.seen[0])) {
-      LOG_WARN(sid_, "resume from %s failed (bad counts or a broken socket)",
-               r.peer.c_str());
-      pocl_remote_link_close(&r.link);
-      return true; // the next attempt may do better; the grace restarts
-    }
-    replayed = cmd_.log.size();
-    pocl_remote_link_set(&cmd_.link, &r.link);
+  if (!client_.resume(r, seen, replayed)) {
+    LOG_WARN(sid_, "resume from %s failed (bad counts or a broken socket)",
+             r.peer.c_str());
+    return true; // the next attempt may do better; the grace restarts
   }
-  acked_cmd_ = seen[0];
   LOG_INFO(sid_,
            "resumed from %s: we had %llu + %llu of its messages, it had "
            "%llu + %llu of ours; re-sent %zu",
@@ -678,10 +369,7 @@ void Session::teardown()
     data_cv_.wait(lock,
                   [&] { return !data_running_ && peers_running_ == 0; });
   }
-  {
-    std::lock_guard<std::mutex> lock(data_.mu);
-    pocl_remote_lanes_close(&lanes_, 1);
-  }
+  client_.close_lanes();
   for (Conn &c : retired_links_)
     pocl_remote_link_close(&c);
   retired_links_.clear();
@@ -693,32 +381,12 @@ void Session::teardown()
   for (auto &s : peer_slots_)
     finish_peer_slot(s.second, CL_DEVICE_NOT_AVAILABLE);
   peer_slots_.clear();
-  {
-    std::lock_guard<std::mutex> lock(foreign_mu_);
-    for (auto &f : foreign_)
-      for (auto &ue : f.second.ues) {
-        clSetUserEventStatus(ue.second, CL_DEVICE_NOT_AVAILABLE);
-        clReleaseEvent(ue.second);
-      }
-    foreign_.clear();
-    foreign_known_.clear();
-  }
-  sweep_failed();
+  completions_.fail_foreign();
+  completions_.sweep_failed();
   for (auto &q : queues_)
     clFinish(q.second.q);
-  sweep_failed();
-  // Callbacks may still be running after clFinish; they touch this session.
-  draining_ = true;
-  {
-    std::unique_lock<std::mutex> lock(ev_mu_);
-    drained_cv_.wait(lock, [&] { return inflight_.load() == 0; });
-  }
-  stop_waiter();
-  stop_failer();
-  spare_.clear();
-  for (cl_event ev : failed_)
-    clReleaseEvent(ev);
-  failed_.clear();
+  completions_.sweep_failed();
+  completions_.drain();
   for (auto &k : kernels_)
     clReleaseKernel(k.second.k);
   for (auto &p : programs_)

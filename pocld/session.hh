@@ -1,9 +1,12 @@
 // session.hh - one client session: its sockets, objects and events.
 #pragma once
 
+#include "channel.hh"
 #include "cl.hh"
+#include "completions.hh"
 #include "decode.hh"
 #include "devices.hh"
+#include "peer_link.hh"
 #include "session_objects.hh"
 #include "trace.hh"
 #include "wire.hh"
@@ -27,20 +30,6 @@ namespace pocld {
 // to resume it (--session-grace); set by main before any fork.
 extern int session_grace_ms;
 
-// Commands one session may have sent and not yet seen completed; more fail
-// with CL_OUT_OF_RESOURCES (no backpressure: the commands may wait on a
-// NOTIFY_EVENT behind them on the socket).  --max-pending; set by main
-// before any session process is forked.
-extern uint32_t max_pending_commands;
-// Foreign events reported complete (NOTIFY_EVENT, PEER_NOTIFY) whose status
-// is kept for commands still to come that wait on them; older ones are
-// forgotten.  A report comes after the command it is for, or races with it
-// by a round trip at most, so this many is plenty for any real client.
-constexpr size_t kForeignKnownKept = 65536;
-// Foreign events that commands wait on and that nobody reported yet: past
-// this the session is closed as hostile.
-constexpr size_t kMaxForeignPending = 65536;
-
 // Bulk transfers move in parts of this size: a WRITE's bytes are written to
 // the device part by part as the data socket brings them, and a large READ
 // (POCL_REMOTE_READ_STREAM_MIN) or PUSH is sent part by part as its native
@@ -55,74 +44,6 @@ constexpr uint64_t kPinnedSmallMin = 4u << 10;
 constexpr uint64_t kBlockingMax = 64u << 10;
 
 struct Whole; // migrate.cc
-
-class Session;
-
-// A command (or FINISH marker) whose COMPLETION (or REPLY) is not sent yet.
-// Commands live in Session::events_, keyed by event id, until then.
-struct Pending {
-  Session *session;
-  uint64_t id; // event id; request id for FINISH
-  cl_event ev;
-  Staging *staging; // freed after completion
-  int64_t ts_offset;
-  uint32_t platform;
-  uint32_t flags; // POCL_RCMD_*
-  enum Kind : uint8_t {
-    Plain,
-    Read,   // the completion carries the staging bytes
-    Kernel, // an NDRANGE: may have printed
-    Finish, // a FINISH: answered with a REPLY; not in events_
-    Push,   // a PUSH: its bytes go to peer `peer` as PEER_DATA, and the
-            // receiving server completes the event
-    MigrateIn, // a MIGRATE_IN: reports the bytes its peer pushed
-    PushStream, // a large PUSH, sent in chunks by a pusher thread
-    ReadStream, // a large READ, sent as READ_DATA parts by a sender thread
-    Cover // a marker for `covered` alone: not the client's; not in events_
-  } kind;
-  // Completed by their own thread (run_peer, the pusher, the sender), never
-  // through the runtime's callback or the waiter.
-  bool self_completing() const
-  {
-    return kind == MigrateIn || kind == PushStream || kind == ReadStream;
-  }
-  // A command done in parts: the first part's native event (ev is the
-  // last's), for the profiling start.  Released at completion.
-  cl_event first = nullptr;
-  // An error that the completion reports although ev succeeded: a part
-  // after the first could not be enqueued, or its bytes never came.
-  cl_int error = CL_SUCCESS;
-  // User events that mirror the completion, made when a command on another
-  // platform waited on it, or anything on a MIGRATE_IN (which has no ev;
-  // open_cmd, order_gates).  Set by complete().
-  std::vector<cl_event> bridges;
-  // May wait, directly or through its queue's order, on an event the client
-  // completes later (a user event, another device, data still to come):
-  // such a command is never given to the waiter thread, which must not
-  // block behind it.
-  bool gated = true;
-  uint64_t queue_id = 0;
-  uint32_t peer = 0;       // Push: the receiver
-  uint64_t push_size = 0;  // Push: buffer bytes; the size value follows
-  bool push_has_size = false;
-  // Peers that asked (SUBSCRIBE) to hear of the completion.
-  std::vector<uint32_t> subscribers;
-  // Earlier commands of the same in-order queue that have no native event
-  // (ev == nullptr): they are complete when this one is, and are reported
-  // first.  Such a command's `cover` is this one's event (not retained, see
-  // Session::adopt), for commands of other queues that wait on it.
-  std::vector<Pending *> covered;
-  cl_event cover = nullptr;
-};
-
-// An event of another device or a user event, as NOTIFY_EVENT (client) or
-// PEER_NOTIFY (the peer running it) reports it.
-struct Foreign {
-  bool known = false;
-  cl_int status = 0;
-  // Until known: the user event standing for it, per platform context.
-  std::vector<std::pair<uint32_t, cl_event>> ues;
-};
 
 // Enqueues bytes [offset, offset + len) of a write's data at src (the
 // native write's waits, its event), as clEnqueue* do.
@@ -166,120 +87,6 @@ struct DataSlot {
   uint64_t in = 0; // bytes in before a break: a resume's replay skips them
 };
 
-// Where the bytes of a MIGRATE_IN go once its peer pushes them.  The
-// staging holds the buffer's bytes and, after them, the content size.
-struct PeerSlot {
-  uint64_t size;
-  uint32_t peer;
-  Staging *staging;
-  cl_event ue; // completed once the bytes are written
-  Pending *p;  // the MIGRATE_IN, completed then too
-  // Where run_peer writes them, with a blocking write on the session's
-  // private queue `tq` (see migrate_in): the buffer or image (retained),
-  // its whole region, and the content-size buffer (retained) or null.
-  cl_command_queue tq;
-  cl_mem dst, size_buf;
-  bool image;
-  size_t region[3];
-  // Chunks so far (PEER_DATA come in offset order) and the last chunk's
-  // write, for buffers written as the chunks come.
-  uint64_t received;
-  cl_event last_write;
-  // A PEER_DATA came striped: the pusher waits for a PEER_ACK.
-  bool striped = false;
-  // A striped PEER_DATA lost bytes on a lane and PEER_ACK asked for them
-  // again: later chunks still in flight are dropped until they come.
-  bool resend = false;
-  // The bytes count only with the status that follows them
-  // (POCL_REMOTE_PEER_DATA_STATUS_FOLLOWS), which came (a success: a
-  // failure ends the slot at once).
-  bool status_follows = false;
-  bool status_in = false;
-};
-
-// A pusher waiting for its migration's PEER_ACK (Session::wait_peer_ack).
-struct PeerAckWait {
-  uint32_t peer;
-  bool got = false;  // ack holds the last one
-  bool gone = false; // the link ended
-  pocl_remote_peer_ack ack{};
-};
-
-// A connection to a peer server's session of the same client.
-// A message kept until the other end acknowledges it, for a resume: sent to
-// the client (Channel::log) or on a peer link (PeerLink::log).  The payload
-// points into `keep` (a staging, one reference held) or into `owned`; the
-// header has the plain type (sent again, the payload is inline).
-struct OutMsg {
-  uint64_t seq;
-  pocl_remote_hdr hdr;
-  uint8_t body[sizeof(pocl_remote_completion)];
-  const uint8_t *payload;
-  Staging *keep;
-  std::vector<uint8_t> owned;
-};
-static_assert(sizeof(OutMsg::body) >= sizeof(pocl_remote_peer_data),
-              "a peer message's body fits");
-// Fills o (its body and payload, a reference on keep if not null, else a
-// copy); drops the front entries of a log up to `seen`.
-void log_message(OutMsg &o, uint64_t seq, uint32_t type, uint64_t id,
-                 const void *body, size_t body_len, const void *payload,
-                 uint64_t payload_len, Staging *keep);
-void trim_log(std::deque<OutMsg> &log, uint64_t seen);
-
-struct PeerLink {
-  std::mutex mu; // makes each message atomic on the link and its lanes
-  Conn link;     // set when the link starts or resumes (under mu)
-  bool broken = false;
-  // Resume (peer_resume.cc, doc/reconnect.md "Peer links"), all under mu
-  // but the atomics (written under it): every message but UCX_HELLO and
-  // PEER_RECEIVED is logged (`sent_count` of them so far) until the peer
-  // handled it (`acked`); the reader counts the peer's (`handled`) and
-  // tells it (`told`: the count last sent).  A broken link is dialed again
-  // by the end that dialed it (`dialer`, with what it dialed) and waited
-  // for by the other, whose reader is `parked` meanwhile, for up to
-  // kPeerResumeMs (`resumable` until then); `links` counts the links
-  // attached, `replaying` holds senders back while the log goes out again
-  // on a new one (cv).
-  std::deque<OutMsg> log;
-  std::atomic<uint64_t> sent_count{0};
-  std::atomic<uint64_t> acked{0};
-  std::atomic<uint64_t> handled{0};
-  uint64_t told = 0;
-  std::atomic<bool> received_due{false}; // a large PEER_DATA to acknowledge
-  std::atomic<bool> peer_ended{false};   // PEER_BYE came: no resume
-  bool resumable = false;
-  bool replaying = false;
-  bool parked = false;
-  uint64_t links = 0;
-  std::condition_variable cv;
-  bool dialer = false;
-  std::string host;
-  uint16_t port = 0;
-  SessionId session{};
-  uint32_t self_index = 0;
-  // Peer lanes (peer_lanes.cc), the link's bulk transport: used by the
-  // link's senders under mu and by its reader; once one fails, the link
-  // goes on without lanes (shut down for good).
-  pocl_remote_lanes lanes;
-  pocl_remote_bulk bulk;
-  // UCX (where built in): the bulk transport above the lanes once both
-  // ends offered it in UCX_HELLO;
-  // `ucx_answered`: this end sent its UCX_HELLO.
-  pocl_remote_ucx_bulk ucx;
-  bool ucx_answered = false;
-  // The link is up (its reader runs): lanes may attach.
-  std::atomic<bool> up{false};
-  PeerLink();
-};
-
-// The client's command link, handed over by the listener for a resume.
-struct Resume {
-  Conn link;
-  uint64_t seen[2] = {0, 0};
-  std::string peer;
-};
-
 class Session {
 public:
   Session(const Devices &devs, const SessionId &id, Conn cmd);
@@ -311,9 +118,12 @@ public:
   // closing.
   bool attach_data(Conn c);
   void run_data();
-  // Attaches lane `number` (sends HELLO_REPLY on it); false if it is taken
-  // or the session is closing.
-  bool attach_lane(Conn c, uint32_t number);
+  // Attaches lane `number` of the data socket (sends HELLO_REPLY on it);
+  // false if it is taken.
+  bool attach_lane(Conn c, uint32_t number)
+  {
+    return client_.attach_lane(c, number);
+  }
   // Attaches a peer's connection (sends HELLO_REPLY on it) and starts its
   // reader, or one of its lanes (POCL_REMOTE_PEER_HELLO_INDEX); false if
   // the index or lane is taken or the session is closing.
@@ -322,63 +132,21 @@ public:
   // Wakes both readers and the peer readers (server stop, teardown).
   void shutdown_sockets();
 
-  // From the native runtime's event callback.
-  void complete(Pending *p, cl_int exec_status);
-  // complete(), later and on a thread of its own (failed_mu_).
-  void fail_later(Pending *p, cl_int status);
-
 private:
-  enum class Sock { Command, Data };
+  friend class Completions;
   enum class Outcome { Ok, Failed, Protocol };
-  struct Channel {
-    std::mutex mu; // makes each message atomic on the link; guards log
-    // Not up while the client is away; shut down lock-free, closed once
-    // taken out and its reader ended.
-    Conn link;
-    // Sent (or waiting for a socket) and not acknowledged, oldest first;
-    // `sent` counts every logged message of the session.
-    std::deque<OutMsg> log;
-    uint64_t sent = 0;
-  };
-  using EventTable = std::unordered_map<uint64_t, Pending>;
 
   bool dispatch(const Msg &m);
   void flush_dirty();
 
-  // Logs the message for a resume and writes it if the client is there.
-  // `keep`: the payload is that staging's, referenced instead of copied.
-  void send(Sock s, uint32_t type, uint64_t id, const void *body,
-            size_t body_len, const void *payload, uint64_t payload_len,
-            Staging *keep = nullptr);
-  // While a cover completes the commands it covers (Session::complete),
-  // their plain COMPLETIONs are gathered and written at once: one write
-  // and one wake-up of the client's reader instead of one per command.
-  // begin_batch is false if this thread already gathers; flush_batch
-  // writes what was gathered, end_batch too and stops gathering.
-  bool begin_batch();
-  void flush_batch();
-  void end_batch();
-  // Shuts down the client's sockets: their readers end, the session waits
-  // for a resume.
-  void drop_connection();
-  // Writes c's logged messages after the client's count `seen` on fd,
-  // dropping those before.  False on a bad count or a failed write.
-  bool replay(Channel &c, Conn conn, uint64_t seen);
-  void trim(Channel &c, uint64_t seen);
-  bool ack(const Msg &m);
-  // Acknowledges what the readers have seen: by itself (send_ack), or, once
-  // due (ack_due_), before the next message to the client on the command
-  // socket (take_ack gives it), which saves a write here and a wake-up of
-  // the client's reader.
-  void send_ack();
-  bool take_ack(pocl_remote_ack &a);
   void reply(uint64_t id, cl_int status, const void *payload = nullptr,
-             uint64_t payload_len = 0);
+             uint64_t payload_len = 0)
+  {
+    client_.reply(id, status, payload, payload_len);
+  }
   // A command that failed before it reached the runtime (a PUSH: its peer
   // hears of it).  Command reader.
   void complete_now(uint64_t id, cl_int status);
-  // Its COMPLETION, from any thread.
-  void report_failure(uint64_t id, cl_int status);
 
   // objects.cc: synchronous requests.
   cl_context context(uint32_t platform, cl_int &err);
@@ -401,32 +169,22 @@ private:
   bool get_program_binary(const Msg &m);
   bool create_kernel(const Decoded &d);
 
-  // events.cc: wait lists, the event table, completions.
+  // events.cc: a command's wait list, its entry in the completions' table,
+  // its launch and the covers of commands without an event.
   Pending *open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
                     uint64_t queue_id, cl_int &err);
-  cl_event bridge(Pending &o, uint32_t platform, cl_int &err);
-  void gate(Pending *p);
-  void ungate(Pending *p);
   void enqueued(Queue &q);
   void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
-  // The end of launch (p->ev set): the waiter or a callback reports p.  Any
-  // thread; sweep_held: the caller holds sweep_mu_.
-  void watch(Pending *p, bool sweep_held);
-  cl_int foreign_wait(uint64_t id, uint32_t platform);
   void release_waits();
-  void drop_pending(uint64_t id);
   bool notify(const Msg &m);
   void fail_slot(DataSlot &s);
-  void sweep_failed();
-  void foreign_done(uint64_t id, cl_int status);
   bool subscribe(const Msg &m);
   void notify_subscribers(uint64_t id, cl_int status,
                           const std::vector<uint32_t> &subs);
-  void wait_for(Pending *p);
-  void waiter_loop();
-  void stop_waiter();
-  void failer_loop();
-  void stop_failer();
+  void order_gates(Queue &q)
+  {
+    completions_.order_gates(q, contexts_[q.platform]);
+  }
 
   // commands.cc
   bool command(const Decoded &d);
@@ -464,12 +222,8 @@ private:
               F enqueue, bool may_elide = false);
   // Enqueues a Cover marker for q's untracked commands.
   void cover(Queue &q);
-  // Before any other command of q: the marker of its MIGRATE_INs still
-  // waiting for their bytes (migrate.cc).
-  void order_gates(Queue &q);
   void cover_trailing();
   void adopt(Pending *p, Queue &q);
-  void retire_one();
   template <class F>
   bool run_write(uint64_t id, const pocl_remote_cmd &c, const WaitList &waits,
                  Queue &q, const uint8_t *inline_data, uint64_t size,
@@ -538,9 +292,6 @@ private:
   // unless it would wait behind a user event.
   const Pinning *read_pinning(const WaitList &waits, uint64_t queue_id,
                               const Queue &q);
-  // Would a command with these waits on this queue wait behind a user event
-  // (Pending::gated), its completion then observed by a callback?
-  bool gated_now(const WaitList &waits, uint64_t queue_id);
   // Links taken from peer links that were made anew, whose readers may
   // still be in them: closed at teardown (mu_).
   std::vector<Conn> retired_links_;
@@ -574,11 +325,9 @@ private:
   void open_peer_lanes(LaneDial *d);
   bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
   void drop_peer_lanes(PeerLink &l);
-  // ucx.cc: UCX_HELLO, this end's (once) and the peer's; and the client's
-  // on the data link c (read by its reader), which this end answers there.
+  // ucx.cc: UCX_HELLO, this end's (once) and the peer's.
   void send_ucx_hello(uint32_t index);
   bool ucx_hello(Conn c, uint32_t index, const pocl_remote_hdr &hdr);
-  bool client_ucx_hello(Conn c, const pocl_remote_hdr &hdr);
   // Whether peer `index`'s large payloads go over lanes or UCX now, which
   // the receiver writes as they come.
   bool peer_writes_as_it_comes(uint32_t index);
@@ -608,29 +357,8 @@ private:
   const Devices &devs_;
   const SessionId id_;
   char sid_[9];
-  Channel cmd_, data_;
-  // Once a data socket was attached, Sock::Data messages are counted and
-  // logged on it, also while the client is away.
-  std::atomic<bool> has_data_{false};
-  // The data socket's bulk transport: the client's lanes
-  // (pocl_remote_lanes.h), attached and closed under data_.mu, which
-  // striped sends hold throughout; closed with the data socket once the
-  // data reader, which receives on them, has ended.  Where built with UCX,
-  // UCX above them (data_ucx_), which stays the lanes until the client
-  // offered it and this end answered with its own offer (ucx.cc).
-  pocl_remote_lanes lanes_;
-  pocl_remote_bulk data_bulk_;
-  pocl_remote_ucx_bulk data_ucx_;
-  // Client messages handled per socket (counting as in HELLO), and the
-  // counts last acknowledged.  [0]: command reader; [1]: data reader.
-  std::atomic<uint64_t> seen_[2] = {{0}, {0}};
-  std::atomic<uint64_t> acked_cmd_{0}; // seen_[0] in the last ACK
-  // The command socket's payload bytes handled (command reader) and their
-  // count in the last ACK, as seen_[0] and acked_cmd_.
-  std::atomic<uint64_t> payload_seen_{0};
-  std::atomic<uint64_t> payload_acked_{0};
-  std::atomic<bool> ack_due_{false};
-
+  ClientChannel client_;
+  Completions completions_;
   // Data socket hand-over: guarded by mu_.
   std::mutex mu_;
   std::condition_variable data_cv_;
@@ -665,50 +393,6 @@ private:
   // Peer links by the client's server index.
   std::array<PeerLink, POCL_REMOTE_MAX_PEERS> peers_;
 
-  // Event table: guarded by ev_mu_ (the command reader and callbacks).
-  std::mutex ev_mu_;
-  std::condition_variable drained_cv_;
-  EventTable events_;
-  std::vector<EventTable::node_type> spare_; // recycled table nodes
-  std::vector<Pending *> finishing_;         // FINISH markers in flight
-  // Covers in flight on silent_failures platforms, for sweep_failed.
-  std::vector<Pending *> covers_;
-  std::vector<cl_event> failed_;             // see Session::complete
-  std::unordered_map<uint64_t, cl_int> failed_ids_; // retired with errors
-  bool pending_limit_logged_ = false;
-  // Gated commands in flight per queue id (Pending::gated).
-  std::unordered_map<uint64_t, uint32_t> gated_by_queue_;
-  std::atomic<uint64_t> inflight_{0};        // callbacks still to run
-  std::atomic<bool> draining_{false};
-
-  // Commands of Platform::wait_completion platforms, completed in order by
-  // waiter_ (started on first use).  Guarded by wait_mu_.
-  std::mutex wait_mu_;
-  std::condition_variable wait_cv_;
-  std::deque<Pending *> waiting_;
-  bool waiter_stop_ = false;
-  std::thread waiter_;
-
-  // Failures called back: PoCL calls a failed command's callbacks while it
-  // still holds its failed dependency's event lock (pocl_broadcast), and
-  // complete() takes ev_mu_, under which the command reader retains events
-  // (a lock-order inversion ThreadSanitizer found): failer_ (started on
-  // first use) completes them instead.  Guarded by failed_mu_, a leaf lock.
-  std::mutex failed_mu_;
-  std::condition_variable failed_cv_;
-  std::vector<std::pair<Pending *, cl_int>> failing_;
-  bool failer_stop_ = false;
-  std::thread failer_;
-
-  // Foreign events: the command reader and the peer readers.
-  std::mutex foreign_mu_;
-  std::unordered_map<uint64_t, Foreign> foreign_;
-  // Ids of the known entries of foreign_, oldest first (kForeignKnownKept).
-  std::deque<uint64_t> foreign_known_;
-  // sweep_failed() runs on peer readers too; it must not overlap with the
-  // command reader's callback registrations (see sweep_failed).
-  std::mutex sweep_mu_;
-
   // Everything below belongs to the command reader thread alone.
   std::vector<cl_context> contexts_; // per platform, created on first use
   std::vector<cl_command_queue> transfer_; // per device, see transfer_queue
@@ -722,8 +406,6 @@ private:
   uint64_t svm_gen_ = 0;             // changes of svm_
   uint64_t next_serial_ = 1;
   std::vector<cl_event> waits_; // the wait list being built
-  // order_gates' scratch, kept for its capacity (the command reader's alone)
-  std::vector<cl_event> gate_bridges_;
   // Sub-buffers made for the NDRANGE being enqueued, released right after
   // it (see Session::sub_buffer).
   std::vector<cl_mem> launch_subs_;
@@ -750,8 +432,5 @@ private:
   Queue *trailing_ = nullptr;
   uint64_t trailing_id_ = 0;
 };
-
-// Marks protocol violations in open_cmd's err (not an OpenCL error code).
-constexpr cl_int kProtocolError = 1;
 
 } // namespace pocld

@@ -49,7 +49,7 @@ struct Queue {
   // Commands enqueued without an event and not yet covered (oldest first).
   std::vector<struct Pending *> untracked;
   // Event ids of MIGRATE_INs that later commands must wait for behind a
-  // marker not enqueued yet (Session::order_gates).
+  // marker not enqueued yet (Completions::order_gates).
   std::vector<uint64_t> gates;
 };
 

@@ -1,6 +1,6 @@
 // tls.hh - TLS on pocld's connections (doc/security.md): configuration and
 // the handshakes of the TLS transport (transport.hh).  A TLS link's I/O is
-// shared with the client (protocol/pocl_remote_link_tls.c).
+// shared with the client (protocol/transports/tls/pocl_remote_link_tls.c).
 #pragma once
 
 #include "transport.hh"

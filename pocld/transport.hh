@@ -1,8 +1,8 @@
 // transport.hh - pocld's transports (doc/protocol.md, "Transports"): the
 // connection type that the I/O of wire.hh takes (a link,
-// protocol/pocl_remote_link.h), and the table of link transports, whose
+// protocol/transports/pocl_remote_link.h), and the table of link transports, whose
 // handshakes make a link of a connected socket.  How payloads move (the
-// bulk transports, protocol/pocl_remote_bulk.h) is chosen per connection:
+// bulk transports, protocol/transports/pocl_remote_bulk.h) is chosen per connection:
 // lanes on the data socket and on peer links.
 #pragma once
 
@@ -70,7 +70,7 @@ struct LinkTransport {
 const LinkTransport &link_transport();
 
 // --ucx: whether peer links carry their large payloads over UCX
-// (protocol/pocl_remote_bulk_ucx.c).  Auto: where it beats the link's TCP
+// (protocol/transports/ucx/pocl_remote_bulk_ucx.c).  Auto: where it beats the link's TCP
 // and lanes: an RDMA device here (doc/benchmarks.md has the shared-memory
 // figures against lanes).
 enum class UcxMode { Auto, On, Off };
@@ -82,7 +82,7 @@ inline bool tls_allow_ucx = false;
 // without UCX).
 bool ucx_wanted();
 // Loads UCX where ucx_wanted(), before sessions are forked; UCX is never
-// loaded otherwise (protocol/pocl_remote_ucx.c says why).
+// loaded otherwise (protocol/transports/ucx/pocl_remote_ucx.c says why).
 void ucx_load();
 
 } // namespace pocld

@@ -1,8 +1,8 @@
-// ucx.cc - UCX on peer links and client data links (doc/protocol.md,
+// ucx.cc - UCX on peer links (doc/protocol.md,
 // "Transports"): whether this end offers it, and the UCX_HELLO each end
-// sends once the link is up.  The payloads themselves go through the
-// link's bulk transport (protocol/pocl_remote_bulk_ucx.c), above its
-// lanes.
+// sends once the link is up (a client's data link: channel.cc).  The payloads
+// themselves go through the link's bulk transport
+// (protocol/transports/ucx/pocl_remote_bulk_ucx.c), above its lanes.
 #include "log.hh"
 #include "pocl_remote_ucx.h"
 #include "session.hh"
@@ -116,51 +116,6 @@ bool Session::ucx_hello(Conn c, uint32_t index, const pocl_remote_hdr &hdr)
             index, int(l.ucx.engine != nullptr),
             int(h.flags & POCL_REMOTE_UCX_OFFER));
   return true;
-}
-
-// The client's UCX_HELLO on its data link (c, whose reader read the
-// header): this end answers there with its own offer where the policy
-// wants UCX and the client offered, else declines; it sends over UCX once
-// it accepted the client's offer.  Neither hello is logged or counted: a
-// resumed link negotiates anew (the data bulk transport was closed with
-// the old one).  False on a violation.
-bool Session::client_ucx_hello(Conn c, const pocl_remote_hdr &hdr)
-{
-  pocl_remote_ucx_hello theirs, mine{};
-  std::vector<uint8_t> addr(hdr.payload_size);
-  if (!recv_exact(c, &theirs, sizeof theirs) ||
-      !recv_exact(c, addr.data(), addr.size()))
-    return false;
-  void *my_addr = nullptr;
-  size_t len = 0;
-#ifdef POCL_REMOTE_HAVE_UCX
-  if ((theirs.flags & POCL_REMOTE_UCX_OFFER) && ucx_wanted() &&
-      pocl_remote_ucx_bulk_offer(&data_ucx_, &mine, &my_addr, &len) != 0)
-    LOG_WARN(sid_, "UCX wanted but unavailable: the client's payloads stay "
-                   "on its links");
-#endif
-  std::lock_guard<std::mutex> lock(data_.mu);
-#ifdef POCL_REMOTE_HAVE_UCX
-  // Accepted before the answer goes: the client sends over UCX once it
-  // has it, and so may this end from then on.
-  if (mine.flags & POCL_REMOTE_UCX_OFFER) {
-    if (pocl_remote_ucx_bulk_accept(&data_ucx_, &theirs, addr.data(),
-                                    addr.size()) == 0)
-      LOG_INFO(sid_, "client data link: payloads over UCX");
-    else
-      LOG_WARN(sid_, "no UCX endpoint to the client: its payloads stay on "
-                     "its links");
-  }
-#endif
-  const bool sent = send_msg(data_.link, POCL_RMSG_UCX_HELLO, 0, &mine,
-                             sizeof mine, my_addr, len);
-#ifdef POCL_REMOTE_HAVE_UCX
-  if (my_addr != nullptr)
-    pocl_remote_ucx_bulk_free_address(&data_ucx_, my_addr);
-#endif
-  if (!(mine.flags & POCL_REMOTE_UCX_OFFER))
-    LOG_DEBUG(sid_, "the client offered UCX: declined");
-  return sent;
 }
 
 } // namespace pocld

@@ -40,7 +40,7 @@ void Session::hand_over(Pending *p, Queue &q, uint64_t size, bool in_parts,
   // No data reader since the connection broke (until the resume): the write
   // waits behind a user event, as it does when the reader ends under it.
   // Before the first data socket the job waits for its reader.
-  if (!data_running_ && has_data_.load())
+  if (!data_running_ && client_.has_data())
     defer_queued(lock);
 }
 
@@ -99,7 +99,7 @@ void Session::wait_write()
     // The data reader ends on the shutdown and launches the write.
     fatal_ = true;
     lock.unlock();
-    drop_connection();
+    client_.drop_connection();
     lock.lock();
   }
   write_busy_ = false;
@@ -174,27 +174,22 @@ void Session::defer_queued(std::unique_lock<std::mutex> &lock)
 // All the write's bytes are in, or j->ue stands for the rest: what is not
 // enqueued goes now, and the command is launched as Session::launch does,
 // touching nothing of the command reader's (the job's queue has no
-// untracked commands, the parts were flushed, inflight_ is atomic).
+// untracked commands, the parts were flushed, the in-flight count is
+// atomic).
 void Session::finish_job(WriteJob *j)
 {
   Pending *p = j->p;
   const uint64_t id = p->id;
   write_part(*j, j->size);
   if (j->ue != nullptr)
-    gate(p);
+    completions_.gate(p);
   if (j->last == nullptr) {
     // Nothing reached the runtime.  Peers may have subscribed meanwhile.
     const cl_int err = j->err;
     p->staging->unref();
-    report_failure(id, err);
+    client_.report_failure(id, err);
     std::vector<uint32_t> subs;
-    {
-      std::lock_guard<std::mutex> lock(ev_mu_);
-      subs.swap(p->subscribers);
-      ungate(p);
-      failed_ids_[id] = err;
-      spare_.push_back(events_.extract(id));
-    }
+    completions_.retire_unlaunched(p, err, subs);
     if (!subs.empty())
       notify_subscribers(id, err, subs);
   } else {
@@ -205,17 +200,12 @@ void Session::finish_job(WriteJob *j)
     else
       clReleaseEvent(j->first);
     p->error = j->err;
-    inflight_.fetch_add(1);
+    completions_.started();
     // A sweep (the command reader's, after a failed NOTIFY_EVENT) sees the
     // event only with its callback registered (see sweep_failed).
-    std::unique_lock<std::mutex> sweep(sweep_mu_, std::defer_lock);
-    if (devs_.platforms[p->platform].silent_failures)
-      sweep.lock();
-    {
-      std::lock_guard<std::mutex> lock(ev_mu_);
-      p->ev = j->last;
-    }
-    watch(p, sweep.owns_lock());
+    std::unique_lock<std::mutex> sweep = completions_.sweep_guard(p->platform);
+    completions_.set_event(p, j->last);
+    completions_.watch(p, sweep.owns_lock());
   }
   for (cl_event e : j->waits)
     clReleaseEvent(e);
