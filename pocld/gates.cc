@@ -10,7 +10,7 @@ namespace pocld {
 // A MIGRATE_IN enqueues nothing native and makes no event: the client
 // hears of it from run_peer, and NVIDIA's blocking write of the bytes took
 // 1.2-4.5 us longer while a user event of the context was pending
-// (small_transfer_probe).  What must wait for the bytes natively waits on a
+// (measured natively).  What must wait for the bytes natively waits on a
 // bridge, a user event its completion sets (Pending::bridges): commands
 // that wait on the migration (open), and the queue's later commands,
 // behind a marker enqueued when the first of them comes while the bytes

@@ -130,7 +130,7 @@ const Pinning *Session::platform_pinning(const Queue &q)
 
 // Reads are pinned at every size: NVIDIA ends a non-blocking read into
 // pageable memory some 40 us after the command before it, one into pinned
-// memory some 5 us after (tools/bench/read_probe.c on an H100: the dot's
+// memory some 5 us after (measured natively on an H100: the dot's
 // 4 KiB read-back).  But NVIDIA calls a read into pinned staging back 12-20
 // ms late when it waited on a user event (doc/benchmarks.md, "NVIDIA's
 // completion callbacks"), and
@@ -254,7 +254,7 @@ bool Session::push(const Decoded &d)
     // On a thread that stays (pocl_remote_workers.c) rather than one made
     // by the command reader per large PUSH: on the four-H100 host a thread
     // made and joined took 65 us, a job handed to a parked one 25
-    // (tools/bench/thread_probe.c).
+    // (doc/benchmarks.md, "Stripe threads that stay").
     struct Job {
       Session *s;
       Pending *p;
@@ -463,7 +463,7 @@ cl_int Session::settle_push(uint32_t peer, uint64_t id,
 // and none of its waits is another server's: read with a blocking call and
 // sent from the command reader.  The waiter's report of a 4-byte read took
 // 28 us on the H200; natively, a blocking 4-byte read takes 10.5 us there,
-// one flushed and waited for 13.7 (tools/bench/small_transfer_probe.c).
+// one flushed and waited for 13.7 (measured natively).
 // Takes st's reference if it returns true.
 bool Session::push_now(const Decoded &d, Queue &q, Mem &src, Mem *size,
                        const Whole &w, Staging *st)

@@ -63,7 +63,7 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   if (p->gated && !q.untracked.empty())
     cover(q);
   // NVIDIA's OpenCL charges several microseconds for every event it hands
-  // out (tools/bench/chain_probe.c), and on a CPU device every callback is
+  // out (doc/benchmarks.md), and on a CPU device every callback is
   // a write and a wake-up of the client: a command the next one will
   // cover goes without, unless the application holds its event (it may be
   // timing it, or waiting for it to start the next step: matmul's parts

@@ -7,6 +7,7 @@
 #include "cl.hh" // error codes only: the listener calls no OpenCL
 #include "log.hh"
 #include "pocl_remote_auth.h"
+#include "pocl_remote_tcp.h"
 #include "tls.hh"
 
 #include <algorithm>
@@ -16,7 +17,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -261,9 +261,9 @@ void Server::accept_on(uint32_t role)
       usleep(100000);
     return;
   }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  // The options of every PoCL-R link, the client's end having the same:
+  // a client or peer that goes silent is noticed within seconds.
+  pocl_remote_tcp_tune(fd);
   timeval tv{kSendTimeoutS, 0};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   PeerName peer(fd);

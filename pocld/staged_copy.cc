@@ -204,7 +204,7 @@ bool Session::staged_copy(const Decoded &d, Queue &q, Mem &src, Mem &dst)
     later->mark = mark; // start_read drops it
     clRetainMemObject(later->src);
     // NVIDIA calls a callback set on a command still waiting about 20 ms
-    // late (tools/bench/wait_probe.c): on such platforms a thread of its
+    // late (doc/benchmarks.md, "NVIDIA's completion callbacks"): on such platforms a thread of its
     // own waits for the marker, which needs nothing else from this session.
     if (devs_.platforms[q.platform].wait_completion) {
       std::thread([later] {
