@@ -69,6 +69,21 @@ int64_t pocl_remote_cpu_option (int64_t *cached, const char *name,
                                 int64_t few_cpus, int64_t more_cpus,
                                 int64_t max);
 
+/* remote_registry.c: the servers, one record per host:port, newest first
+   (the others follow through `next`), under one lock, which also guards
+   their `linking` and the writes of their `peers`.  With the lock held:
+   the first record, the one of host:port (NULL: none), s added, whether s
+   is there, and old's place given to s (old is kept: threads of its
+   session may still hold it).  */
+void pocl_remote_registry_lock (void);
+int pocl_remote_registry_trylock (void);
+void pocl_remote_registry_unlock (void);
+remote_server *pocl_remote_registry_first (void);
+remote_server *pocl_remote_registry_find (const char *host, uint16_t port);
+void pocl_remote_registry_add (remote_server *s);
+int pocl_remote_registry_holds (const remote_server *s);
+void pocl_remote_registry_replace (remote_server *old, remote_server *s);
+
 /* remote_session.c: the reply to a CONNECT_PEER of a to b.  */
 void pocl_remote_peer_linked (remote_server *a, remote_server *b,
                               cl_int status);
@@ -118,9 +133,6 @@ unsigned pocl_remote_coalesce_max (void);
    send lock held.  */
 int pocl_remote_send_cmd (remote_server *s, uint32_t type, struct iovec *iov,
                           int n);
-/* Sends what s holds if it was held at `held_before` (monotonic ns) or
-   earlier.  */
-void pocl_remote_flush_held (remote_server *s, uint64_t held_before);
 /* Sends what s holds if no command sent before it is in flight: for the
    readers, after each message.  */
 void pocl_remote_flush_idle (remote_server *s);
@@ -128,8 +140,6 @@ void pocl_remote_flush_idle (remote_server *s);
    no longer due (the command link's send lock held).  */
 void pocl_remote_take_ack (remote_server *s, pocl_remote_hdr *h,
                            pocl_remote_ack *a);
-/* Whether some server holds kernels.  */
-int pocl_remote_holding (void);
 /* Forgets what s holds (the send lock held): a resume replays it.  Returns
    the first held message, or 0.  */
 uint64_t pocl_remote_unhold (remote_server *s);

@@ -46,8 +46,9 @@ static int timer_idle;    /* timer_lock */
 static int held_lately;   /* atomic: a kernel was held since the last tick */
 static int holding;       /* atomic: servers with a held batch */
 
-int
-pocl_remote_holding (void)
+/* Whether some server holds kernels.  */
+static int
+some_held (void)
 {
   return __atomic_load_n (&holding, __ATOMIC_ACQUIRE) != 0;
 }
@@ -226,8 +227,10 @@ pocl_remote_send_cmd (remote_server *s, uint32_t type, struct iovec *iov,
   return cmd_send (s, iov, n);
 }
 
-void
-pocl_remote_flush_held (remote_server *s, uint64_t held_before)
+/* Sends what s holds if it was held at `held_before` (monotonic ns) or
+   earlier.  */
+static void
+flush_held (remote_server *s, uint64_t held_before)
 {
   if (__atomic_load_n (&s->held_from, __ATOMIC_ACQUIRE) == 0)
     return;
@@ -249,4 +252,16 @@ pocl_remote_flush_idle (remote_server *s)
              <= next - s->held_from)
     send_held (s, next - 1, next - 1);
   pthread_mutex_unlock (&s->cmd_send_lock);
+}
+
+void
+pocl_remote_flush_all_held (uint64_t held_before)
+{
+  if (!some_held ())
+    return;
+  pocl_remote_registry_lock ();
+  remote_server *s;
+  for (s = pocl_remote_registry_first (); s != NULL; s = s->next)
+    flush_held (s, held_before);
+  pocl_remote_registry_unlock ();
 }

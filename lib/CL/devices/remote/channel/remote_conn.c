@@ -6,7 +6,7 @@
 
    Threads: application threads write their own messages (no hand-off on the
    command path); one reader thread per socket receives (remote_reader.c).
-   Connecting and the server registry: remote_session.c.  */
+   Connecting: remote_session.c; the servers: remote_registry.c.  */
 
 #include <errno.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* remote_session.c - sessions with pocld: connecting (the handshake is
-   remote_handshake.c's), the registry of servers (one session per host:port),
-   peer links between them, a fresh session for a device whose session died,
-   and the goodbye at exit.  */
+   remote_handshake.c's), one session per host:port (in the registry,
+   remote_registry.c), peer links between them, a fresh session for a device
+   whose session died, and the goodbye at exit.  */
 
 #include <errno.h>
 #include <string.h>
@@ -14,28 +14,10 @@
 #include "remote_channel_private.h"
 #include "remote_trace.h"
 
-static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
-static remote_server *servers = NULL;
-/* records of dead sessions that a new one replaced: kept, since threads of
-   the dead session may still hold them */
-static remote_server *retired = NULL;
-
-void
-pocl_remote_flush_all_held (uint64_t held_before)
-{
-  if (!pocl_remote_holding ())
-    return;
-  pthread_mutex_lock (&servers_lock);
-  remote_server *s;
-  for (s = servers; s != NULL; s = s->next)
-    pocl_remote_flush_held (s, held_before);
-  pthread_mutex_unlock (&servers_lock);
-}
-
 void
 pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
 {
-  pthread_mutex_lock (&servers_lock);
+  pocl_remote_registry_lock ();
   if (status == CL_SUCCESS)
     {
       __atomic_fetch_or (&a->peers, (uint64_t)1 << b->index, __ATOMIC_RELEASE);
@@ -43,7 +25,7 @@ pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
     }
   /* a failed pair may be tried again by the next context */
   a->linking &= ~((uint64_t)1 << b->index);
-  pthread_mutex_unlock (&servers_lock);
+  pocl_remote_registry_unlock ();
   if (status == CL_SUCCESS)
     POCL_MSG_PRINT_INFO ("remote: %s:%u and %s:%u are peers\n", a->host,
                          a->port, b->host, b->port);
@@ -149,13 +131,11 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
 {
   static uint32_t next_index = 0;
   remote_server *s;
-  pthread_mutex_lock (&servers_lock);
-  for (s = servers; s; s = s->next)
-    if (s->port == port && strcmp (s->host, host) == 0)
-      break;
+  pocl_remote_registry_lock ();
+  s = pocl_remote_registry_find (host, port);
   if (s)
     {
-      pthread_mutex_unlock (&servers_lock);
+      pocl_remote_registry_unlock ();
       *err = pocl_remote_dead (s) ? CL_DEVICE_NOT_AVAILABLE : CL_SUCCESS;
       return s;
     }
@@ -166,7 +146,7 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
                   next_index++);
   if (s == NULL)
     {
-      pthread_mutex_unlock (&servers_lock);
+      pocl_remote_registry_unlock ();
       *err = CL_OUT_OF_HOST_MEMORY;
       return NULL;
     }
@@ -177,9 +157,8 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
       POCL_MSG_ERR ("remote: cannot connect to pocld at %s:%u\n", host, port);
       __atomic_store_n (&s->dead, 1, __ATOMIC_RELEASE);
     }
-  s->next = servers;
-  servers = s;
-  pthread_mutex_unlock (&servers_lock);
+  pocl_remote_registry_add (s);
+  pocl_remote_registry_unlock ();
   return s;
 }
 
@@ -190,14 +169,12 @@ pocl_remote_server_get (const char *host, uint16_t port, const char *peer_host,
 remote_server *
 pocl_remote_server_renew (remote_server *old, uint64_t epoch, cl_int *err)
 {
-  remote_server *s, **p;
-  pthread_mutex_lock (&servers_lock);
-  for (p = &servers; *p && *p != old; p = &(*p)->next)
-    ;
-  if (*p == NULL)
+  remote_server *s;
+  pocl_remote_registry_lock ();
+  if (!pocl_remote_registry_holds (old))
     {
       /* another thread renewed it already */
-      pthread_mutex_unlock (&servers_lock);
+      pocl_remote_registry_unlock ();
       *err = CL_DEVICE_NOT_AVAILABLE;
       return NULL;
     }
@@ -205,7 +182,7 @@ pocl_remote_server_renew (remote_server *old, uint64_t epoch, cl_int *err)
                   old->index);
   if (s == NULL)
     {
-      pthread_mutex_unlock (&servers_lock);
+      pocl_remote_registry_unlock ();
       *err = CL_OUT_OF_HOST_MEMORY;
       return NULL;
     }
@@ -225,22 +202,19 @@ pocl_remote_server_renew (remote_server *old, uint64_t epoch, cl_int *err)
       __atomic_store_n (&s->leaving, 1, __ATOMIC_RELEASE);
       __atomic_store_n (&s->dead, 1, __ATOMIC_RELEASE);
       pocl_remote_shutdown_links (s);
-      pthread_mutex_unlock (&servers_lock);
+      pocl_remote_registry_unlock ();
       return NULL;
     }
   uint64_t bit = (uint64_t)1 << old->index;
   remote_server *o;
-  for (o = servers; o; o = o->next)
+  for (o = pocl_remote_registry_first (); o; o = o->next)
     if (o != old && old->index < 64)
       {
         __atomic_fetch_and (&o->peers, ~bit, __ATOMIC_RELEASE);
         o->linking &= ~bit;
       }
-  s->next = old->next;
-  *p = s;
-  old->next = retired;
-  retired = old;
-  pthread_mutex_unlock (&servers_lock);
+  pocl_remote_registry_replace (old, s);
+  pocl_remote_registry_unlock ();
   POCL_MSG_WARN ("remote: a new session with %s:%u for contexts from id %"
                  PRIu64 " on\n",
                  s->host, s->port, epoch);
@@ -259,13 +233,13 @@ pocl_remote_peer_link (remote_server *a, remote_server *b)
       || b->index >= POCL_REMOTE_MAX_PEERS || pocl_remote_dead (a)
       || pocl_remote_dead (b))
     return;
-  pthread_mutex_lock (&servers_lock);
+  pocl_remote_registry_lock ();
   uint64_t bit = (uint64_t)1 << b->index;
   int start = !(pocl_remote_linked (a, b) || pocl_remote_linked (b, a)
                 || (a->linking & bit) || (b->linking & ((uint64_t)1 << a->index)));
   if (start)
     a->linking |= bit;
-  pthread_mutex_unlock (&servers_lock);
+  pocl_remote_registry_unlock ();
   if (!start)
     return;
   remote_request *req = calloc (1, sizeof (remote_request));
@@ -303,9 +277,9 @@ static void __attribute__ ((destructor))
 pocl_remote_say_goodbye (void)
 {
   remote_server *s;
-  if (pthread_mutex_trylock (&servers_lock))
+  if (pocl_remote_registry_trylock ())
     return;
-  for (s = servers; s; s = s->next)
+  for (s = pocl_remote_registry_first (); s; s = s->next)
     if (s->pid == getpid () && !pocl_remote_dead (s)
         && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
       {
@@ -313,6 +287,6 @@ pocl_remote_say_goodbye (void)
         __atomic_store_n (&s->leaving, 1, __ATOMIC_RELEASE);
         pocl_remote_send (s, 0, POCL_RMSG_BYE, 0, NULL, 0, NULL, 0);
       }
-  pthread_mutex_unlock (&servers_lock);
+  pocl_remote_registry_unlock ();
 }
 
