@@ -35,6 +35,48 @@ pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
                    a->host, a->port, b->peer_host, b->peer_port, status);
 }
 
+/* Clock samples per server for the trace; the one of the shortest round
+   trip is kept.  */
+#define TRACE_CLOCK_SAMPLES 8
+
+/* When tracing, measures the server's clock offset with a few CLOCK
+   requests and notes the server in the trace's metadata.  */
+static void
+trace_server (remote_server *s)
+{
+  if (!pocl_remote_trace_on || s->index >= POCL_REMOTE_MAX_PEERS)
+    return;
+  int64_t offset_ns = 0;
+  uint64_t rtt_ns = UINT64_MAX;
+  for (int i = 0; i < TRACE_CLOCK_SAMPLES; ++i)
+    {
+      pocl_remote_clock c;
+      void *reply = NULL;
+      uint64_t reply_size = 0;
+      c.monotonic_ns = pocl_remote_trace_now ();
+      cl_int err = pocl_remote_request (s, POCL_RMSG_CLOCK, &c, sizeof (c),
+                                        NULL, 0, &reply, &reply_size);
+      uint64_t t1 = pocl_remote_trace_now ();
+      if (err == CL_SUCCESS && reply_size == sizeof (pocl_remote_clock)
+          && t1 - c.monotonic_ns < rtt_ns)
+        {
+          pocl_remote_clock sc;
+          memcpy (&sc, reply, sizeof (sc));
+          rtt_ns = t1 - c.monotonic_ns;
+          offset_ns = (int64_t)sc.monotonic_ns
+                      - (int64_t)(c.monotonic_ns + rtt_ns / 2);
+        }
+      free (reply);
+    }
+  if (rtt_ns == UINT64_MAX)
+    {
+      POCL_MSG_WARN ("remote: %s:%u measured no clock offset for the trace\n",
+                     s->host, s->port);
+      rtt_ns = 0;
+    }
+  pocl_remote_trace_server (s, offset_ns, rtt_ns);
+}
+
 static cl_int
 server_connect (remote_server *s)
 {
@@ -82,7 +124,7 @@ server_connect (remote_server *s)
     }
   if (bulk)
     s->bulk_transport->start (s);
-  pocl_remote_trace_server (s);
+  trace_server (s);
   POCL_MSG_PRINT_INFO ("remote: connected to %s:%u, %u devices\n", s->host,
                        s->port, s->num_devices);
   return CL_SUCCESS;

@@ -252,11 +252,8 @@ trace_init (void)
   pocl_remote_trace_on = 1;
 }
 
-/* Clock samples per server; the one of the shortest round trip is kept.  */
-#define TRACE_CLOCK_SAMPLES 8
-
 void
-pocl_remote_trace_server (remote_server *s)
+pocl_remote_trace_server (remote_server *s, int64_t offset_ns, uint64_t rtt_ns)
 {
   if (!pocl_remote_trace_on || s->index >= POCL_REMOTE_MAX_PEERS)
     return;
@@ -268,33 +265,8 @@ pocl_remote_trace_server (remote_server *s)
   ts.port = s->port;
   for (int i = 0; i < 16; ++i)
     snprintf (ts.session + 2 * i, 3, "%02x", s->session_id[i]);
-  ts.rtt_ns = UINT64_MAX;
-  for (int i = 0; i < TRACE_CLOCK_SAMPLES; ++i)
-    {
-      pocl_remote_clock c;
-      void *reply = NULL;
-      uint64_t reply_size = 0;
-      c.monotonic_ns = pocl_remote_trace_now ();
-      cl_int err = pocl_remote_request (s, POCL_RMSG_CLOCK, &c, sizeof (c),
-                                        NULL, 0, &reply, &reply_size);
-      uint64_t t1 = pocl_remote_trace_now ();
-      if (err == CL_SUCCESS && reply_size == sizeof (pocl_remote_clock)
-          && t1 - c.monotonic_ns < ts.rtt_ns)
-        {
-          pocl_remote_clock sc;
-          memcpy (&sc, reply, sizeof (sc));
-          ts.rtt_ns = t1 - c.monotonic_ns;
-          ts.offset_ns = (int64_t)sc.monotonic_ns
-                         - (int64_t)(c.monotonic_ns + ts.rtt_ns / 2);
-        }
-      free (reply);
-    }
-  if (ts.rtt_ns == UINT64_MAX)
-    {
-      POCL_MSG_WARN ("remote: %s:%u measured no clock offset for the trace\n",
-                     s->host, s->port);
-      ts.rtt_ns = 0;
-    }
+  ts.offset_ns = offset_ns;
+  ts.rtt_ns = rtt_ns;
   pthread_mutex_lock (&trace_lock);
   trace_servers[s->index] = ts;
   pthread_mutex_unlock (&trace_lock);

@@ -58,9 +58,10 @@ uint64_t pocl_remote_trace_now (void);
     }                                                                         \
   while (0)
 
-/* After a session's connection: when tracing, measures the server's clock
-   offset with a few CLOCK requests (the sample of the shortest round trip)
-   and notes the server in the trace's metadata.  */
-void pocl_remote_trace_server (struct remote_server *s);
+/* Notes a session's server in the trace's metadata, with its clock offset
+   (its CLOCK_MONOTONIC minus ours), which remote_session.c measures, and
+   the round trip of the sample that measured it (the offset is +- half).  */
+void pocl_remote_trace_server (struct remote_server *s, int64_t offset_ns,
+                               uint64_t rtt_ns);
 
 #endif
