@@ -18,6 +18,9 @@ struct remote_request
   int done;
   int detached;        /* nobody waits: the reader frees it */
   remote_server *link; /* CONNECT_PEER: the peer, linked on success */
+  /* detached: where the reply's status goes (NULL: a failure is logged),
+     on the reader thread */
+  void (*answered) (remote_server *s, remote_request *req, cl_int status);
   uint32_t type;
   cl_int status;
   void *payload;
@@ -83,10 +86,6 @@ remote_server *pocl_remote_registry_find (const char *host, uint16_t port);
 void pocl_remote_registry_add (remote_server *s);
 int pocl_remote_registry_holds (const remote_server *s);
 void pocl_remote_registry_replace (remote_server *old, remote_server *s);
-
-/* remote_session.c: the reply to a CONNECT_PEER of a to b.  */
-void pocl_remote_peer_linked (remote_server *a, remote_server *b,
-                              cl_int status);
 
 /* remote_handshake.c: the pre-shared key (POCL_REMOTE_MAX_KEY bytes; its
    length, 0 without one, -1 for a bad one), and the handshake on l.  */

@@ -158,8 +158,8 @@ handle_reply (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 
   if (req->detached)
     {
-      if (req->link)
-        pocl_remote_peer_linked (s, req->link, r.status);
+      if (req->answered)
+        req->answered (s, req, r.status);
       else if (r.status != CL_SUCCESS)
         POCL_MSG_ERR ("remote: request type %u failed on %s:%u: %d\n",
                       req->type, s->host, s->port, r.status);

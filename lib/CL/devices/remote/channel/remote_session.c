@@ -14,8 +14,9 @@
 #include "remote_channel_private.h"
 #include "remote_trace.h"
 
-void
-pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
+/* Whether a CONNECT_PEER of a to b succeeded.  */
+static void
+peer_linked (remote_server *a, remote_server *b, cl_int status)
 {
   pocl_remote_registry_lock ();
   if (status == CL_SUCCESS)
@@ -33,6 +34,13 @@ pocl_remote_peer_linked (remote_server *a, remote_server *b, cl_int status)
     POCL_MSG_WARN ("remote: %s:%u cannot reach its peer %s:%u (%d); "
                    "their commands synchronise through this client\n",
                    a->host, a->port, b->peer_host, b->peer_port, status);
+}
+
+/* The reply to a CONNECT_PEER, on a's reader thread.  */
+static void
+peer_answered (remote_server *a, remote_request *req, cl_int status)
+{
+  peer_linked (a, req->link, status);
 }
 
 /* Clock samples per server for the trace; the one of the shortest round
@@ -287,7 +295,7 @@ pocl_remote_peer_link (remote_server *a, remote_server *b)
   remote_request *req = calloc (1, sizeof (remote_request));
   if (req == NULL)
     {
-      pocl_remote_peer_linked (a, b, CL_OUT_OF_HOST_MEMORY);
+      peer_linked (a, b, CL_OUT_OF_HOST_MEMORY);
       return;
     }
   pocl_remote_connect_peer c;
@@ -300,6 +308,7 @@ pocl_remote_peer_link (remote_server *a, remote_server *b)
   struct iovec host = { b->peer_host, c.host_len };
   req->type = POCL_RMSG_CONNECT_PEER;
   req->detached = 1;
+  req->answered = peer_answered;
   req->link = b;
   pthread_mutex_lock (&a->table_lock);
   req->id = ++a->next_request_id;
