@@ -103,8 +103,11 @@ void pocl_remote_ucx_answered (remote_server *s,
                                const pocl_remote_ucx_hello *hello,
                                const void *addr, size_t len);
 
-/* remote_reader.c: the two reader threads of s's current links.  */
-int pocl_remote_start_readers (remote_server *s);
+/* remote_reader.c: the two reader threads of s's current links.  One that
+   finds its link broken calls `broken`; one that finds the session lost (a
+   message that breaks the protocol), pocl_remote_server_lost.  */
+int pocl_remote_reader_start (remote_server *s,
+                              void (*broken) (remote_server *s));
 
 /* remote_log.c: the replay log.  append: one message (iov[0] the header),
    the pieces from `stable_from` on referenced, the others copied (-1
@@ -115,9 +118,9 @@ int pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
 void pocl_remote_log_trim (remote_log *log, uint64_t seen);
 int pocl_remote_log_iov (remote_log_entry *e, struct iovec *iov);
 
-/* remote_resume.c */
-/* A reader found its socket broken: the first one starts the reconnect.  */
-void pocl_remote_connection_broken (remote_server *s);
+/* remote_resume.c: s's readers, started on its current links; when one
+   finds its link broken, the reconnect starts.  */
+int pocl_remote_start_readers (remote_server *s);
 
 /* remote_coalesce.c */
 /* How many kernels of a burst may wait for the next write

@@ -351,6 +351,7 @@ typedef struct reader_arg
 {
   remote_server *server;
   int data_socket;
+  void (*broken) (remote_server *s);
 } reader_arg;
 
 /* Acknowledge the server's messages: after ACK_EVERY of them an ACK is due
@@ -440,6 +441,7 @@ reader_thread (void *p)
   reader_arg *arg = (reader_arg *)p;
   remote_server *s = arg->server;
   int data_socket = arg->data_socket;
+  void (*on_broken) (remote_server *) = arg->broken;
   free (arg);
   pocl_remote_handlers.reader_started ();
   rbuf *rb = malloc (sizeof (rbuf));
@@ -522,7 +524,7 @@ reader_thread (void *p)
   broken = rb != NULL && rb->io_failed;
   free (rb);
   if (broken)
-    pocl_remote_connection_broken (s);
+    on_broken (s);
   else
     pocl_remote_server_lost (s);
   pocl_remote_reader_done (s);
@@ -531,7 +533,7 @@ reader_thread (void *p)
 
 /* Starts the two reader threads of s's current sockets.  */
 int
-pocl_remote_start_readers (remote_server *s)
+pocl_remote_reader_start (remote_server *s, void (*broken) (remote_server *s))
 {
   int i;
   for (i = 0; i < 2; ++i)
@@ -541,6 +543,7 @@ pocl_remote_start_readers (remote_server *s)
         return -1;
       arg->server = s;
       arg->data_socket = i;
+      arg->broken = broken;
       pocl_remote_count_reader (s);
       if (pocl_remote_spawn_reader (s, reader_thread, arg))
         {

@@ -1,8 +1,10 @@
-/* remote_resume.c - surviving a broken connection: the thread that
-   reconnects and resumes the session (doc/reconnect.md).  While the
-   connections are down, senders only log (remote_log.c); the reconnect
-   thread replays what the server did not get, in order, before anything
-   new goes out.  */
+/* remote_resume.c - the life of a session's links: their readers started
+   (remote_reader.c; for a new session and a resumed one), and when a reader
+   finds its link broken, which it tells through the function it was
+   started with, the thread that reconnects and resumes the session
+   (doc/reconnect.md).  While the connections are down, senders only log
+   (remote_log.c); the reconnect thread replays what the server did not get,
+   in order, before anything new goes out.  */
 
 #include <string.h>
 #include <unistd.h>
@@ -210,8 +212,8 @@ reconnect_thread (void *p)
 
 /* A reader found its socket broken.  The first one starts the reconnect;
    both sockets are shut down so that the other reader ends too.  */
-void
-pocl_remote_connection_broken (remote_server *s)
+static void
+connection_broken (remote_server *s)
 {
   if (pocl_remote_dead (s) || __atomic_load_n (&s->leaving, __ATOMIC_ACQUIRE))
     return;
@@ -232,4 +234,10 @@ pocl_remote_connection_broken (remote_server *s)
   if (pthread_create (&t, &attr, reconnect_thread, s))
     pocl_remote_server_lost (s);
   pthread_attr_destroy (&attr);
+}
+
+int
+pocl_remote_start_readers (remote_server *s)
+{
+  return pocl_remote_reader_start (s, connection_broken);
 }
