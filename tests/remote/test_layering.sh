@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # remote/layering: the client driver's channel (lib/CL/devices/remote/channel) includes
 # no header of the driver above it, and the driver includes of the channel only its
-# public header, channel/remote_channel.h (lib/CL/devices/remote/README.md).
+# public header, channel/remote_channel.h (lib/CL/devices/remote/README.md); and no
+# file of the driver (both layers) calls into a file that calls it, directly or around
+# a cycle, nor includes a header around one (call_graph.py, which derives the graph).
 #   test_layering.sh REMOTE_DRIVER_DIR
 # PASS/FAIL line on stdout; exit 0 only on PASS.
-set -u
+set -u -o pipefail
 name=layering
 if [[ $# -ne 1 || ! -d $1/channel ]]; then
-  sed -n '5,5p' "$0" | sed 's/^# //' >&2
+  sed -n 's/^#   /usage: /p' "$0" >&2
   exit 2
 fi
 dir=$1
@@ -33,6 +35,10 @@ for f in "$dir"/*.[ch]; do
 done
 if [[ $fail -ne 0 ]]; then
   echo "$name: FAIL: a header across the layers (see above)"
+  exit 1
+fi
+if ! python3 "$(dirname "$0")/call_graph.py" "$dir" | sed "s/^/$name: /"; then
+  echo "$name: FAIL: files that call each other (see above)"
   exit 1
 fi
 echo "$name: PASS"
