@@ -427,16 +427,9 @@ bool Session::ndrange(const Decoded &d)
   return o != Outcome::Protocol;
 }
 
-bool Session::command(const Decoded &d)
+// MARKER: a marker or, with POCL_RCMD_BARRIER, a barrier.
+bool Session::marker(const Decoded &d)
 {
-  if (d.hdr.type == POCL_RMSG_NDRANGE)
-    return ndrange(d);
-  if (d.hdr.type == POCL_RMSG_PUSH)
-    return push(d);
-  if (d.hdr.type == POCL_RMSG_MIGRATE_IN)
-    return migrate_in(d);
-  if (d.hdr.type != POCL_RMSG_MARKER)
-    return mem_command(d);
   const pocl_remote_cmd &c = d.cmd;
   Queue *q = find_queue(c.queue_id);
   if (q == nullptr) {

@@ -312,46 +312,17 @@ bool Session::dispatch(const Msg &m)
   // only what cannot need it goes on (write.cc).
   if (__builtin_expect(write_busy_, 0) && !overtakes_write(in_))
     wait_write();
+  // The table's session handler of each type (protocol/wire/
+  // pocl_remote_messages.def); decode admitted only those the command
+  // socket takes.
   switch (m.hdr.type) {
-  case POCL_RMSG_CLOCK:
-    return clock(m);
-  case POCL_RMSG_DEVICE_INFO:
-    return device_info(m);
-  case POCL_RMSG_CREATE_QUEUE:
-    return create_queue(m);
-  case POCL_RMSG_CREATE_BUFFER:
-    return create_buffer(m);
-  case POCL_RMSG_CREATE_IMAGE:
-    return create_image(m);
-  case POCL_RMSG_BUILD_PROGRAM:
-    return build_program(in_);
-  case POCL_RMSG_CREATE_KERNEL:
-    return create_kernel(in_);
-  case POCL_RMSG_GET_PROGRAM_BINARY:
-    return get_program_binary(m);
-  case POCL_RMSG_CREATE_SAMPLER:
-    return create_sampler(m);
-  case POCL_RMSG_FINISH:
-    return finish(m);
-  case POCL_RMSG_SVM_ALLOC:
-    return svm_alloc(m);
-  case POCL_RMSG_SVM_FREE:
-    return svm_free(m);
-  case POCL_RMSG_FREE_QUEUE:
-  case POCL_RMSG_FREE_BUFFER:
-  case POCL_RMSG_FREE_PROGRAM:
-  case POCL_RMSG_FREE_KERNEL:
-  case POCL_RMSG_FREE_SAMPLER:
-    return free_object(m);
-  case POCL_RMSG_NOTIFY_EVENT:
-    return notify(m);
-  case POCL_RMSG_SUBSCRIBE:
-    return subscribe(m);
-  case POCL_RMSG_CONNECT_PEER:
-    return connect_peer(in_);
+#define POCL_RMSG(name, number, body_size, where, limit, handler)               \
+  case POCL_RMSG_##name:                                                       \
+    return handle(&Session::handler, m);
+#include "pocl_remote_messages.def"
+#undef POCL_RMSG
   default:
-    // MsgReader admits only the types above and the commands.
-    return command(in_);
+    return false;
   }
 }
 

@@ -137,6 +137,17 @@ private:
   enum class Outcome { Ok, Failed, Protocol };
 
   bool dispatch(const Msg &m);
+  // dispatch's call of a handler, which takes the message or its decoded
+  // form; none: a type the session's command reader does not hand on.
+  bool handle(bool (Session::*h)(const Msg &), const Msg &m)
+  {
+    return (this->*h)(m);
+  }
+  bool handle(bool (Session::*h)(const Decoded &), const Msg &)
+  {
+    return (this->*h)(in_);
+  }
+  bool none(const Msg &) { return false; }
   void flush_dirty();
 
   void reply(uint64_t id, cl_int status, const void *payload = nullptr,
@@ -187,7 +198,7 @@ private:
   }
 
   // commands.cc
-  bool command(const Decoded &d);
+  bool marker(const Decoded &d);
   bool ndrange(const Decoded &d);
   cl_int set_args(Kernel &k, const Device &dev,
                   const std::vector<ArgView> &args);

@@ -77,7 +77,7 @@ extern "C" {
 typedef enum pocl_remote_msg_type
 {
   POCL_RMSG_INVALID = 0,
-#define POCL_RMSG(name, number, body_size, where, limit)                      \
+#define POCL_RMSG(name, number, body_size, where, limit, handler)                      \
   POCL_RMSG_##name = number,
 #include "pocl_remote_messages.def"
 #undef POCL_RMSG
@@ -683,7 +683,7 @@ pocl_remote_body_size (uint32_t type)
 {
   switch (type)
     {
-#define POCL_RMSG(name, number, body_size, where, limit)                      \
+#define POCL_RMSG(name, number, body_size, where, limit, handler)                      \
   case POCL_RMSG_##name:                                                      \
     return (int64_t)(body_size);
 #include "pocl_remote_messages.def"
@@ -699,7 +699,7 @@ pocl_remote_msg_name (uint32_t type)
 {
   switch (type)
     {
-#define POCL_RMSG(name, number, body_size, where, limit)                      \
+#define POCL_RMSG(name, number, body_size, where, limit, handler)                      \
   case POCL_RMSG_##name:                                                      \
     return #name;
 #include "pocl_remote_messages.def"
@@ -716,7 +716,7 @@ pocl_remote_msg_taken (uint32_t type, uint32_t at)
 {
   switch (type)
     {
-#define POCL_RMSG(name, number, body_size, where, limit)                      \
+#define POCL_RMSG(name, number, body_size, where, limit, handler)                      \
   case POCL_RMSG_##name:                                                      \
     return ((where) & at) != 0;
 #include "pocl_remote_messages.def"
@@ -733,7 +733,7 @@ pocl_remote_payload_limit (uint32_t type)
 {
   switch (type)
     {
-#define POCL_RMSG(name, number, body_size, where, limit)                      \
+#define POCL_RMSG(name, number, body_size, where, limit, handler)                      \
   case POCL_RMSG_##name:                                                      \
     return (int64_t)(limit);
 #include "pocl_remote_messages.def"

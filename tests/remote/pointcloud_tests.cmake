@@ -1,6 +1,6 @@
 # remote/pointcloud: the chain stream source -> HEVC decoder -> OpenCL C kernels of
 # examples/remote/pointcloud across two servers of its own, in the papers' four
-# configurations (tools/bench_pointcloud.sh): equal results, and only content-size
+# configurations (tools/bench.sh pointcloud): equal results, and only content-size
 # bytes between the servers.  Needs the stream and hevc drivers and ffmpeg.
 # Included from CMakeLists.txt.
 if(BUILD_STREAM AND BUILD_HEVC AND ENABLE_REMOTE_SERVER)

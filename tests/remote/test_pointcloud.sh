@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # remote/pointcloud: the chain stream source -> HEVC decoder -> OpenCL C kernels
-# (examples/remote/pointcloud.c) across two servers, run by tools/bench_pointcloud.sh
+# (examples/remote/pointcloud.c) across two servers, run by tools/bench.sh pointcloud
 # with few frames.  Checks outcomes, not speed:
 #   - the sorted indices are the same (checksum) in all four configurations, the
 #     local one included;
@@ -17,8 +17,8 @@ name=pointcloud
 fail() { echo "$name: FAIL: $*"; exit 1; }
 command -v ffmpeg >/dev/null || { echo "$name: SKIP: ffmpeg not installed"; exit 77; }
 w=64 h=48 frames=6
-out=$(BUILD_DIR=$build_root bash "$repo/tools/bench_pointcloud.sh" $frames $w $h 2>&1) \
-  || fail "bench_pointcloud.sh failed: $out"
+out=$(BUILD_DIR=$build_root bash "$repo/tools/bench.sh" pointcloud $frames $w $h 2>&1) \
+  || fail "bench.sh pointcloud failed: $out"
 echo "$out"
 field() { echo "$out" | awk -v c="$1" -v f="$2" '$1 == c && $2 == "pointcloud:" { print $f }'; }
 sums=$(for c in 1 2 3 4; do field $c 17; done | sort -u)
