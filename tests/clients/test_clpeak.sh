@@ -2,8 +2,8 @@
 # clients/clpeak: Debian's clpeak runs all its tests to completion through the remote
 # device, and reports the same set of results as on the local pthread device.
 #   test_clpeak.sh RUN_REMOTE STATE_FILE BUILD_DIR WORK_DIR
-# Runs clpeak (all tests) twice, one run after the other (run_both.sh):
-# POCL_DEVICES=pthread locally, then through RUN_REMOTE against the fixture's pocld. Checks: both exit 0, the remote run is on the
+# Runs clpeak (all tests) twice at once (run_both.sh, RUN_BOTH_AT_ONCE): POCL_DEVICES=pthread
+# locally, and through RUN_REMOTE against the fixture's pocld. Checks: both exit 0, the remote run is on the
 # remote device, every result line carries a number, and both runs list the same
 # results (section and label: bandwidths, compute widths, transfer modes, latency), so
 # nothing was skipped or failed on one side only. The figures themselves are timings
@@ -25,7 +25,7 @@ mkdir -p "$work"
 
 # shellcheck source=run_both.sh
 source "$(dirname "$0")/run_both.sh"
-run_both "$run_remote" "$state" "$build" "$work" "$bin"
+RUN_BOTH_AT_ONCE=1 run_both "$run_remote" "$state" "$build" "$work" "$bin"
 
 # Result lines as "section / label<TAB>value"; a section is an indented line without a
 # colon (e.g. "Global memory bandwidth (GBPS)" or "No half precision support! Skipped").
