@@ -5,7 +5,7 @@
 #include "control.hh"
 #include "log.hh"
 #include "pocl_remote_auth.h"
-#include "tls.hh"
+#include "server_tls.hh"
 
 #include <cerrno>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 #include "options.hh"
 #include "pocl_remote_cpus.h"
 #include "server.hh"
-#include "tls.hh"
+#include "server_tls.hh"
 #include "trace.hh"
 #include "transport.hh"
 #include "wire.hh"

@@ -26,7 +26,7 @@ PeerLink::PeerLink()
   pocl_remote_lanes_bulk(&bulk, &lanes);
 #ifdef POCL_REMOTE_HAVE_UCX
   // UCX above them, which stays the lanes until both ends offered it
-  // (ucx.cc).
+  // (server_ucx.cc).
   pocl_remote_bulk lanes_bulk = bulk;
   pocl_remote_ucx_bulk_init(&bulk, &ucx, lanes_bulk);
 #endif

@@ -1,6 +1,7 @@
 // peer_link.hh - the peer mesh's state: a link to a peer server's session
-// of the same client (peers.cc, peer_lanes.cc, peer_resume.cc, ucx.cc), and
-// what a migration between the two waits on.
+// of the same client (peers.cc, peer_lanes.cc, peer_resume.cc,
+// protocol/transports/ucx/server_ucx.cc), and what a migration between the
+// two waits on.
 #pragma once
 
 #include "completions.hh"

@@ -132,7 +132,7 @@ bool Session::connect_peer(const Decoded &d)
   LOG_INFO(sid_, "peer %u connected at %s:%u", c.peer_index, host.c_str(),
            c.port);
   reply(d.hdr.id, CL_SUCCESS);
-  // The dialing end offers UCX first (ucx.cc); the other answers.
+  // The dialing end offers UCX first (server_ucx.cc); the other answers.
   if (ucx_wanted())
     send_ucx_hello(c.peer_index);
   start_peer_lanes(host, uint16_t(c.port), c.session_id, c.self_index,

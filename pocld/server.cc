@@ -8,7 +8,7 @@
 #include "log.hh"
 #include "pocl_remote_auth.h"
 #include "pocl_remote_tcp.h"
-#include "tls.hh"
+#include "server_tls.hh"
 
 #include <algorithm>
 #include <cerrno>

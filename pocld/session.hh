@@ -336,7 +336,7 @@ private:
   void open_peer_lanes(LaneDial *d);
   bool attach_peer_lane(Conn c, uint32_t index, uint32_t lane);
   void drop_peer_lanes(PeerLink &l);
-  // ucx.cc: UCX_HELLO, this end's (once) and the peer's.
+  // server_ucx.cc: UCX_HELLO, this end's (once) and the peer's.
   void send_ucx_hello(uint32_t index);
   bool ucx_hello(Conn c, uint32_t index, const pocl_remote_hdr &hdr);
   // Whether peer `index`'s large payloads go over lanes or UCX now, which

@@ -1,8 +1,10 @@
 // transport.cc - pocld's table of link transports (transport.hh).  A new
-// transport is one file with its functions and one entry here.
+// transport is one folder, protocol/transports/<name>/, whose
+// server_<name>.cc has its functions, and one entry here (TCP's do nothing:
+// they are here).
 #include "transport.hh"
 
-#include "tls.hh"
+#include "server_tls.hh"
 
 namespace pocld {
 

@@ -1,9 +1,10 @@
 // transport.hh - pocld's transports (doc/protocol.md, "Transports"): the
 // connection type that the I/O of wire.hh takes (a link,
-// protocol/transports/pocl_remote_link.h), and the table of link transports, whose
-// handshakes make a link of a connected socket.  How payloads move (the
-// bulk transports, protocol/transports/pocl_remote_bulk.h) is chosen per connection:
-// lanes on the data socket and on peer links.
+// protocol/transports/pocl_remote_link.h), and the table of link transports
+// (transport.cc), whose handshakes make a link of a connected socket (TLS's
+// in its folder: protocol/transports/tls/server_tls.cc).  How payloads move
+// (the bulk transports, protocol/transports/pocl_remote_bulk.h) is chosen
+// per connection: lanes on the data socket and on peer links.
 #pragma once
 
 #include "pocl_remote_bulk.h"
@@ -79,7 +80,7 @@ inline UcxMode ucx_mode = UcxMode::Auto;
 // encrypted).
 inline bool tls_allow_ucx = false;
 // Whether this end offers UCX to its peers (false where pocld was built
-// without UCX).
+// without UCX).  These two: protocol/transports/ucx/server_ucx.cc.
 bool ucx_wanted();
 // Loads UCX where ucx_wanted(), before sessions are forked; UCX is never
 // loaded otherwise (protocol/transports/ucx/pocl_remote_ucx.c says why).

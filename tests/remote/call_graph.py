@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The file-level call graph of the client driver (lib/CL/devices/remote, both
-layers), for remote/layering (test_layering.sh): no file may call into a file
-that calls it, directly or around a cycle, and no header may include itself
-around a cycle.
+layers, and the client's sides of the transports,
+protocol/transports/*/client_*.c, which are the channel's), for
+remote/layering (test_layering.sh): no file may call into a file that calls
+it, directly or around a cycle, and no header may include itself around a
+cycle.
 
 A grep-level approximation of C: comments, strings and character literals are
 dropped; a file defines the functions whose name starts a line followed by
@@ -12,7 +14,7 @@ where the name appears as an identifier (called, or taken as a pointer) not
 after "." or "->".  A macro, or a static inline function of one of the
 directory's headers, counts as what it uses, in each file that uses it.
 
-  call_graph.py [--graph] REMOTE_DRIVER_DIR
+  call_graph.py [--graph] REMOTE_DRIVER_DIR PROTOCOL_DIR
 Prints "cycle: ..." lines and exits 1 on a cycle; --graph prints each file's
 includes and the files it calls, with the functions.
 """
@@ -81,18 +83,32 @@ def parse(text):
 
 def main(argv):
     args = [a for a in argv[1:] if a != "--graph"]
-    if len(args) != 1 or not os.path.isdir(os.path.join(args[0], "channel")):
-        sys.stderr.write("usage: call_graph.py [--graph] REMOTE_DRIVER_DIR\n")
+    if (len(args) != 2 or not os.path.isdir(os.path.join(args[0], "channel"))
+            or not os.path.isdir(os.path.join(args[1], "transports"))):
+        sys.stderr.write(
+            "usage: call_graph.py [--graph] REMOTE_DRIVER_DIR PROTOCOL_DIR\n")
         return 2
-    top = args[0]
-    paths = []
+    top, protocol = args
+    # Each file's name as printed -> its path.
+    where = {}
     for sub in ("", "channel"):
         d = os.path.join(top, sub)
-        paths += sorted(os.path.join(sub, f) for f in os.listdir(d)
-                        if f.endswith((".c", ".h")))
+        for f in os.listdir(d):
+            if f.endswith((".c", ".h")):
+                where[os.path.join(sub, f)] = os.path.join(d, f)
+    transports = os.path.join(protocol, "transports")
+    for t in os.listdir(transports):
+        d = os.path.join(transports, t)
+        if os.path.isdir(d):
+            for f in os.listdir(d):
+                if f.startswith("client_") and f.endswith((".c", ".h")):
+                    where["protocol/transports/%s/%s" % (t, f)] = \
+                        os.path.join(d, f)
+    paths = sorted(where, key=lambda p: (p.startswith("protocol/"),
+                                         os.path.dirname(p), p))
     files = {}
     for p in paths:
-        with open(os.path.join(top, p), encoding="utf-8") as f:
+        with open(where[p], encoding="utf-8") as f:
             raw = f.read()
         files[p] = (INCLUDE.findall(raw),) + parse(strip(raw))
 

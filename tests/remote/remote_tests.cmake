@@ -50,7 +50,8 @@ endforeach()
 # The client driver's layers: the channel (lib/CL/devices/remote/channel) includes no
 # header of the driver above it, the driver only the channel's public one.
 add_test(NAME remote/layering
-  COMMAND "${REMOTE_TESTS_DIR}/test_layering.sh" "${REMOTE_REPO_DIR}/lib/CL/devices/remote")
+  COMMAND "${REMOTE_TESTS_DIR}/test_layering.sh" "${REMOTE_REPO_DIR}/lib/CL/devices/remote"
+          "${REMOTE_REPO_DIR}/protocol")
 set_tests_properties(remote/layering PROPERTIES LABELS "remote" TIMEOUT 60
   FAIL_REGULAR_EXPRESSION "layering: FAIL")
 

@@ -5,7 +5,7 @@
    copies have a core of their own: one TCP stream moves about 3.5
    GB/s from and to memory on the H200 host, four about 10
    (doc/benchmarks.md).  Part of the protocol library;
-   who opens the lanes is each side's (remote_lanes.c, pocld's
+   who opens the lanes is each side's (client_lanes.c, pocld's
    peer_lanes.cc and child.cc).  */
 
 #include "pocl_remote_bulk.h"

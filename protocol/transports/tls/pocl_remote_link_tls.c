@@ -1,7 +1,7 @@
 /* pocl_remote_link_tls.c - the TLS link (pocl_remote_link.h): a socket and
    its pocl_remote_tls, whose I/O (pocl_remote_tls.h) both sides share.
    Part of the protocol library where the build found libssl; the
-   handshakes are each side's (remote_tls.c, pocld's tls.cc).  */
+   handshakes are each side's (client_tls.c, server_tls.cc).  */
 
 #ifdef POCL_REMOTE_HAVE_TLS
 

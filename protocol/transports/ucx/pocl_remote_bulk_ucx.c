@@ -2,7 +2,7 @@
    large payloads as UCX messages between the two ends' workers
    (pocl_remote_ucx.h), the rest through the transport underneath.
    Compiled where UCX was found: pocld's peer links use it, and client
-   data links that ask for it (lib/CL/devices/remote/channel/remote_ucx.c).  */
+   data links that ask for it (client_ucx.c).  */
 
 #include "pocl_remote_bulk.h"
 #include "pocl_remote_ucx.h"

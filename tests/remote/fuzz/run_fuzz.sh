@@ -30,10 +30,10 @@ case $target in
   decode)
     seeds=$repo/tests/remote/fuzz_corpus
     srcs=("$here/fuzz_decode.cc" "$repo/pocld/decode.cc" "$repo/pocld/control.cc"
-          "$repo/pocld/wire.cc" "$repo/pocld/tls.cc")
+          "$repo/pocld/wire.cc" "$repo/protocol/transports/tls/server_tls.cc")
     csrcs=("$repo/protocol/util/pocl_remote_cpus.c")
     incs=(-I"$repo/pocld" "${protocol_incs[@]}")
-    deps=("$repo"/pocld/*.hh "${protocol_hdrs[@]}") ;;
+    deps=("$repo"/pocld/*.hh "$repo"/protocol/transports/*/*.hh "${protocol_hdrs[@]}") ;;
   params)
     seeds=$repo/tests/remote/fuzz_corpus_params
     srcs=("$here/fuzz_params.cc")

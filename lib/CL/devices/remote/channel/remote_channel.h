@@ -65,13 +65,13 @@ struct remote_server
   pocl_remote_link cmd, data;
   /* How large payloads move on the data link (protocol/transports/pocl_remote_bulk.h),
      of `bulk_transport`; with lanes, bulk.state is `lanes`, which
-     remote_lanes.c opens in the background; with UCX (remote_ucx.c) it is
+     client_lanes.c opens in the background; with UCX (client_ucx.c) it is
      `ucx`, over the lanes or inline.  */
   const struct remote_bulk_transport *bulk_transport;
   pocl_remote_bulk bulk;
   pocl_remote_lanes lanes;
   pocl_remote_ucx_bulk ucx;
-  int ucx_offer; /* the data link's UCX offer is due (remote_ucx.c) */
+  int ucx_offer; /* the data link's UCX offer is due (client_ucx.c) */
   uint8_t session_id[16];
   uint32_t num_devices;
   /* server CLOCK_REALTIME ns minus client monotonic ns */

@@ -97,7 +97,7 @@ cl_int pocl_remote_handshake (remote_server *s, pocl_remote_link *l,
                               pocl_remote_hello_reply *out, uint64_t *t0,
                               uint64_t *t1);
 
-/* remote_ucx.c, for the data link's reader: pocld's UCX_HELLO (its
+/* client_ucx.c, for the data link's reader: pocld's UCX_HELLO (its
    header read), its body and address in `hello`, `addr`.  */
 void pocl_remote_ucx_answered (remote_server *s,
                                const pocl_remote_ucx_hello *hello,

@@ -414,7 +414,7 @@ handle_ack (remote_server *s, rbuf *rb)
   return 0;
 }
 
-/* pocld's answer to our UCX offer (remote_ucx.c).  */
+/* pocld's answer to our UCX offer (client_ucx.c).  */
 static int
 handle_ucx_hello (remote_server *s, rbuf *rb, const pocl_remote_hdr *h)
 {

@@ -1,5 +1,6 @@
 /* remote_transport.c - the client's tables of transports
-   (remote_transport.h).  A new transport is one file with its functions
+   (remote_transport.h).  A new transport is one folder,
+   protocol/transports/<name>/, whose client_<name>.c has its functions,
    and one entry here.  */
 
 #include "remote_transport.h"

@@ -48,7 +48,8 @@ typedef struct remote_bulk_transport
 const remote_transport *pocl_remote_transport_pick (void);
 const remote_bulk_transport *pocl_remote_bulk_pick (void);
 
-/* The entries' functions.  */
+/* The entries' functions: each transport's client side, in its folder
+   (protocol/transports/<name>/client_<name>.c).  */
 int pocl_remote_tcp_open (pocl_remote_link *l, const char *host, uint16_t port,
                           uint32_t role, const uint8_t *session_id,
                           int timeout_ms);
@@ -66,7 +67,7 @@ int pocl_remote_ucx_reserve (struct remote_server *s);
 void pocl_remote_ucx_start (struct remote_server *s);
 
 /* A connected, tuned TCP socket to host:port (blocking), or -1 (logged):
-   what the socket based transports open first (remote_tcp.c).  */
+   what the socket based transports open first (client_tcp.c).  */
 int pocl_remote_tcp_connect (const char *host, uint16_t port, int timeout_ms);
 
 #endif

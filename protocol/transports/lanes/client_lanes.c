@@ -1,7 +1,8 @@
-/* remote_lanes.c - the client's lanes (remote_transport.h,
+/* client_lanes.c - the client's lanes (remote_transport.h,
    pocl_remote_lanes.h): more links beside the data link that carry the
    payloads of large DATA, READ_DATA and COMPLETION messages in stripes
-   (protocol/transports/lanes/pocl_remote_bulk_lanes.c).  Here: how many, and opening them.  */
+   (pocl_remote_bulk_lanes.c).  Here: how many, and opening them.  Part of
+   the client driver's channel, not of the protocol library.  */
 
 #include <string.h>
 #include <unistd.h>

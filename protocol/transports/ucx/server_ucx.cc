@@ -1,12 +1,12 @@
-// ucx.cc - UCX on peer links (doc/protocol.md,
-// "Transports"): whether this end offers it, and the UCX_HELLO each end
-// sends once the link is up (a client's data link: channel.cc).  The payloads
-// themselves go through the link's bulk transport
-// (protocol/transports/ucx/pocl_remote_bulk_ucx.c), above its lanes.
+// server_ucx.cc - UCX on peer links (doc/protocol.md, "Transports"):
+// whether this end offers it, and the UCX_HELLO each end sends once the
+// link is up (a client's data link: channel.cc).  The payloads themselves
+// go through the link's bulk transport (pocl_remote_bulk_ucx.c), above its
+// lanes.  Part of pocld, not of the protocol library.
 #include "log.hh"
 #include "pocl_remote_ucx.h"
+#include "server_tls.hh"
 #include "session.hh"
-#include "tls.hh"
 
 #include <dirent.h>
 

@@ -1,6 +1,7 @@
-// tls.hh - TLS on pocld's connections (doc/security.md): configuration and
-// the handshakes of the TLS transport (transport.hh).  A TLS link's I/O is
-// shared with the client (protocol/transports/tls/pocl_remote_link_tls.c).
+// server_tls.hh - TLS on pocld's connections (doc/security.md):
+// configuration and the handshakes of the TLS transport (transport.hh).  A
+// TLS link's I/O is shared with the client (pocl_remote_link_tls.c).  Part
+// of pocld, not of the protocol library.
 #pragma once
 
 #include "transport.hh"

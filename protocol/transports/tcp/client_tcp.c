@@ -1,8 +1,8 @@
-/* remote_tcp.c - the client's TCP transport (remote_transport.h): one
-   socket per link from the protocol's one dial
-   (protocol/transports/tcp/pocl_remote_tcp.h), as a TCP link
-   (pocl_remote_link_tcp.c).  The TLS transport (remote_tls.c) connects
-   with pocl_remote_tcp_connect too.  */
+/* client_tcp.c - the client's TCP transport (remote_transport.h): one
+   socket per link from the protocol's one dial (pocl_remote_tcp.h), as a
+   TCP link (pocl_remote_link_tcp.c).  The TLS transport (client_tls.c)
+   connects with pocl_remote_tcp_connect too.  Part of the client driver's
+   channel, not of the protocol library.  */
 
 #include <stdio.h>
 

@@ -1,5 +1,6 @@
-// tls.cc - TLS on pocld's connections: configuration and handshakes.
-#include "tls.hh"
+// server_tls.cc - TLS on pocld's connections: configuration and handshakes
+// (server_tls.hh).
+#include "server_tls.hh"
 
 #include "control.hh"
 #include "log.hh"

@@ -1,8 +1,9 @@
-/* remote_tls.c - the client's TLS transport (remote_transport.h,
+/* client_tls.c - the client's TLS transport (remote_transport.h,
    doc/security.md): the client's context, STARTTLS and the handshake.  A
-   link's I/O is shared with pocld (protocol/transports/tls/pocl_remote_link_tls.c).
-   pocld's certificate must chain to POCL_REMOTE_TLS_CA (a PEM file; the
-   system's CAs without it) and be valid for the host connected to.  */
+   link's I/O is shared with pocld (pocl_remote_link_tls.c).  pocld's
+   certificate must chain to POCL_REMOTE_TLS_CA (a PEM file; the system's
+   CAs without it) and be valid for the host connected to.  Part of the
+   client driver's channel, not of the protocol library.  */
 
 #include <arpa/inet.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
-/* remote_ucx.c - the client's UCX bulk transport (remote_transport.h,
-   protocol/transports/ucx/pocl_remote_bulk_ucx.c), which the application asks for with
+/* client_ucx.c - the client's UCX bulk transport (remote_transport.h,
+   pocl_remote_bulk_ucx.c), which the application asks for with
    POCL_REMOTE_UCX=1: DATA, READ_DATA and COMPLETION payloads of
    POCL_REMOTE_UCX_MIN bytes or more move between this process's UCX
    worker and pocld's (shared memory when both sit on one host, RDMA over
@@ -13,7 +13,8 @@
    does not link UCX either).  The first data link offers it; a payload
    that fails over UCX breaks the connection, and the resume sends it
    again inline.  A connection that resumed stays on TCP: the shutdown of
-   the old links ended UCX for it (at both ends).  */
+   the old links ended UCX for it (at both ends).  Part of the client
+   driver's channel, not of the protocol library.  */
 
 #include <stdlib.h>
 #include <string.h>
