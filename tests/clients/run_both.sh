@@ -7,7 +7,7 @@
 # the same PoCL kernel cache, so the remote run's builds find the local run's kernels
 # instead of both compiling each one at once (doc/protocol.md, BUILD_PROGRAM's included
 # files). RUN_BOTH_AT_ONCE=1 runs them at the same time, for a client that compiles little
-# and leaves the cores idle part of the time (clpeak: 263 s at once, 484 s one after the
+# and leaves the cores idle part of the time (clpeak: 301 s at once, 484 s one after the
 # other, in the suite on two cores).
 run_both() {
   local run_remote=$1 state=$2 build=$3 work=$4 local_pid remote_pid=
