@@ -50,11 +50,9 @@ void logf(const char *fmt, ...)
   exit(1);
 }
 
-const char *type_name(uint32_t t) { return pocl_remote_msg_name(t); }
-
 std::string describe_type(uint32_t t)
 {
-  const char *n = type_name (POCL_RMSG_TYPE_OF (t));
+  const char *n = pocl_remote_msg_name (POCL_RMSG_TYPE_OF (t));
   std::string s = n ? n : "type " + std::to_string (POCL_RMSG_TYPE_OF (t));
   if (POCL_RMSG_LANE_COUNT (t) > 0)
     s += " striped over " + std::to_string (POCL_RMSG_LANE_COUNT (t))
@@ -158,7 +156,7 @@ bool parse_rule(const std::string &spec, Rule &r, std::string &err)
     } else if (k == "type") {
       r.type = -1;
       for (uint32_t t = 0; t < POCL_RMSG_TYPE_COUNT; ++t)
-        if (type_name(t) && v == type_name(t))
+        if (pocl_remote_msg_name(t) && v == pocl_remote_msg_name(t))
           r.type = t;
       if (r.type < 0) {
         r.type = strtol(v.c_str(), &e, 10);
