@@ -23,6 +23,7 @@
 #                   ocl-vendors, POCL_BUILDING=1) and OCL_ICD_FILENAMES=$POCL_BUILD/lib/CL/
 #                   libpocl.so; default none
 #   CTS_JOBS        runs at once (default nproc); CTS_TIMEOUT: seconds per run (default 900);
+#   CTS_RETRY_LOCAL_HANG=1: a local run cut by CTS_TIMEOUT runs once more (never a remote one);
 #   CTS_BUDGET      seconds for all runs (default 1500): a run is cut at the budget's end and
 #                   runs not started by then count as not run
 #   CTS_BINARIES    the binaries to run, by name without test_ (default: every test_*
@@ -190,6 +191,17 @@ run_one() {   # binary mode
   if [[ $mode == local ]]; then
     timeout -k 10 "$left" env "${local_env[@]}" "$exe" "${args[@]}" \
       >"$work/$b.$mode.log" 2>&1 || rc=$?
+    # A vendor runtime that hangs on its own (no remote in the process) runs once more,
+    # its first log kept: a hang through remote is never retried.
+    left=$(( deadline - $(date +%s) ))
+    if [[ $rc == 124 && ${CTS_RETRY_LOCAL_HANG:-0} == 1 ]] && (( left > 0 )); then
+      log "test_$b local: cut after $(( $(date +%s) - start )) s, hung: once more"
+      mv "$work/$b.$mode.log" "$work/$b.$mode.hung.log"
+      (( left < per_run )) || left=$per_run
+      rc=0
+      timeout -k 10 "$left" env "${local_env[@]}" "$exe" "${args[@]}" \
+        >"$work/$b.$mode.log" 2>&1 || rc=$?
+    fi
   else
     timeout -k 10 "$left" "$repo/tests/remote/run_remote.sh" "$state" "$pocl_build" \
       env "${remote_env[@]}" "$exe" "${args[@]}" >"$work/$b.$mode.log" 2>&1 || rc=$?

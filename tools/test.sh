@@ -21,12 +21,28 @@ bdir=$build_root/pocl
 # inside a test, which would compete with the other tests for the two cores.
 "$repo/tools/build.sh" --package
 
+run_sanitizers=1
+[[ ${SKIP_SANITIZERS:-0} == 1 && ${CI:-} != true ]] && run_sanitizers=0
+# The sanitized builds compile at the lowest priority while ctest runs: many of its tests
+# wait on sockets, timers and servers, and the builds take that idle time instead of
+# minutes of their own after ctest (tools/README.md, test.sh).
+bg_builds=
+if [[ $run_sanitizers == 1 ]]; then
+  mkdir -p "$build_root/logs"
+  nice -n 19 bash -c '"$1" --sanitize=asan && "$1" --sanitize=tsan' _ "$repo/tools/build.sh" \
+    >"$build_root/logs/sanitizer-builds.log" 2>&1 &
+  bg_builds=$!
+fi
+
 # ctest output is also kept in a log, to repeat its summary line at the very end.
 mkdir -p "$build_root"
 log=$build_root/ctest.log
 rc=0
 (cd "$bdir" && ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@") 2>&1 | tee "$log" \
   || rc=$?
+# The background builds' status does not matter here: sanitize.sh builds again
+# (incrementally) and reports a failure itself.
+[[ -z $bg_builds ]] || wait "$bg_builds" || true
 # With pipefail, rc is ctest's status (tee does not fail).
 summary=$(grep -E '^[0-9]+% tests passed' "$log" | tail -n1 || true)
 echo
@@ -36,7 +52,7 @@ if [[ $rc != 0 ]]; then
   exit "$rc"
 fi
 sanitizer_logs=
-if [[ ${SKIP_SANITIZERS:-0} == 1 && ${CI:-} != true ]]; then
+if [[ $run_sanitizers == 0 ]]; then
   echo "test.sh: sanitizer runs skipped (SKIP_SANITIZERS=1)"
 else
   "$repo/tools/sanitize.sh" asan
