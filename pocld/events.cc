@@ -7,8 +7,6 @@
 
 namespace pocld {
 
-int session_grace_ms = 60000;
-
 void Session::release_waits()
 {
   for (cl_event e : waits_)

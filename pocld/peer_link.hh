@@ -55,6 +55,10 @@ struct PeerAckWait {
   pocl_remote_peer_ack ack{};
 };
 
+// peer_dial's reason when the peer's server refused the session (gone, or
+// a wrong key): dialing again is pointless.
+extern const char *const kPeerSessionGone;
+
 struct PeerLink {
   std::mutex mu; // makes each message atomic on the link and its lanes
   Conn link;     // set when the link starts or resumes (under mu)

@@ -17,9 +17,14 @@ namespace pocld {
 namespace {
 
 // How long a broken peer link is dialed again, or waited for, before what
-// was expected from it fails: the client's own default
-// (POCL_REMOTE_RECONNECT_TIMEOUT_MS).
-constexpr int kPeerResumeMs = 20000;
+// was expected from it fails: as long as the other server keeps the session
+// (servers of one client have the same --session-grace), counted from when
+// it noticed the break, which may be up to a TCP detection time (10 s,
+// pocl_remote_tcp.h) after we did.
+int peer_resume_ms()
+{
+  return session_grace_ms + 10000;
+}
 // PEER_RECEIVED after this many messages, and after every PEER_DATA of
 // kReceivedBytes or more (whose staging the other end keeps until then;
 // smaller payloads are copied into the log); not after every small one: a
@@ -130,7 +135,7 @@ bool Session::await_peer_resume(uint32_t index, Conn &c, uint64_t &gen)
            l.dialer ? "dialing it again" : "waiting for it to come back");
   if (l.dialer)
     return redial_peer(index, c, gen);
-  const auto deadline = Clock::now() + std::chrono::milliseconds(kPeerResumeMs);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(peer_resume_ms());
   std::unique_lock<std::mutex> lock(l.mu);
   l.parked = true;
   l.cv.notify_all();
@@ -160,7 +165,7 @@ bool Session::await_peer_resume(uint32_t index, Conn &c, uint64_t &gen)
 bool Session::redial_peer(uint32_t index, Conn &c, uint64_t &gen)
 {
   PeerLink &l = peers_[index];
-  const auto deadline = Clock::now() + std::chrono::milliseconds(kPeerResumeMs);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(peer_resume_ms());
   int backoff_ms = 5;
   std::string why;
   while (Clock::now() < deadline) {
@@ -187,11 +192,13 @@ bool Session::redial_peer(uint32_t index, Conn &c, uint64_t &gen)
                index, (unsigned long long)theirs);
       return true;
     }
+    if (why == kPeerSessionGone)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
     backoff_ms = std::min(backoff_ms * 2, 500);
   }
-  LOG_WARN(sid_, "peer %u: not resumed in %d ms (%s)", index, kPeerResumeMs,
-           why.c_str());
+  LOG_WARN(sid_, "peer %u: not resumed (%s; tried for up to %d ms)", index,
+           why.c_str(), peer_resume_ms());
   return false;
 }
 
@@ -209,7 +216,7 @@ bool Session::resume_peer(Conn c, uint32_t index, uint64_t theirs)
     // Our count must not move once told: the reader leaves the old link
     // first (it may not have seen it break yet).
     pocl_remote_link_shutdown(&l.link);
-    if (!l.cv.wait_for(lock, std::chrono::milliseconds(kPeerResumeMs),
+    if (!l.cv.wait_for(lock, std::chrono::milliseconds(peer_resume_ms()),
                        [&] { return l.parked || !l.resumable; }) ||
         !l.resumable)
       return false;
@@ -292,7 +299,7 @@ void Session::replay_peer(uint32_t index, uint64_t gen, uint64_t theirs)
 }
 
 // The session ends: its peers' links will not resume (best effort: a link
-// that is down hears nothing, and its peer gives up after kPeerResumeMs).
+// that is down hears nothing, and its peer gives up after peer_resume_ms()).
 void Session::say_bye_to_peers()
 {
   for (PeerLink &l : peers_) {

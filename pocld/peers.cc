@@ -22,7 +22,27 @@ namespace {
 
 constexpr int kPeerConnectTimeoutMs = 5000;
 
+// The peer's server refuses with a HELLO_REPLY of an error, in place of the
+// challenge or after AUTH, when it does not have the session (any more) or
+// our key is wrong: a refusal that no retry changes.
+bool read_challenge(Conn c, ChallengeMsg &ch, const char *&bad)
+{
+  if (!recv_deadline(c, &ch.hdr, sizeof ch.hdr, kPeerConnectTimeoutMs))
+    return false;
+  if (ch.hdr.type == POCL_RMSG_HELLO_REPLY &&
+      ch.hdr.body_size == sizeof(pocl_remote_hello_reply)) {
+    bad = kPeerSessionGone;
+    return false;
+  }
+  return ch.hdr.type == POCL_RMSG_AUTH_CHALLENGE &&
+         ch.hdr.body_size == sizeof ch.c &&
+         recv_deadline(c, &ch.c, sizeof ch.c, kPeerConnectTimeoutMs);
+}
+
 } // namespace
+
+const char *const kPeerSessionGone =
+    "the peer refused: it does not have the session, or not our key";
 
 // A peer connection (the link itself, or one of its lanes) to host:port,
 // authenticated as every connection is: STARTTLS first with TLS, then
@@ -68,13 +88,16 @@ bool Session::peer_dial(const std::string &host, uint16_t port,
           sizeof h.hello.nonce &&
       send_msg(conn, POCL_RMSG_HELLO, 0, &h.hello, sizeof h.hello, nullptr,
                0) &&
-      recv_deadline(conn, &ch, sizeof ch, kPeerConnectTimeoutMs) &&
+      read_challenge(conn, ch, bad) &&
       (bad = answer_challenge(h.hello, ch, auth)) == nullptr &&
       send_msg(conn, auth.hdr.type, 0, &auth.a, sizeof auth.a, nullptr, 0) &&
       recv_deadline(conn, &rep, sizeof rep, kPeerConnectTimeoutMs) &&
       rep.hdr.type == POCL_RMSG_HELLO_REPLY &&
       rep.hdr.body_size == sizeof rep.r && rep.hdr.payload_size == 0 &&
       rep.r.magic == POCL_REMOTE_MAGIC && rep.r.status == CL_SUCCESS;
+  if (!ok && bad == nullptr && rep.hdr.type == POCL_RMSG_HELLO_REPLY &&
+      rep.r.status != CL_SUCCESS)
+    bad = kPeerSessionGone;
   if (!ok) {
     if (bad != nullptr)
       why = bad;

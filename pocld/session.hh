@@ -26,10 +26,6 @@
 
 namespace pocld {
 
-// How long a session whose client connections broke waits for the client
-// to resume it (--session-grace); set by main before any fork.
-extern int session_grace_ms;
-
 // Bulk transfers move in parts of this size: a WRITE's bytes are written to
 // the device part by part as the data socket brings them, and a large READ
 // (POCL_REMOTE_READ_STREAM_MIN) or PUSH is sent part by part as its native

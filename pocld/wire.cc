@@ -172,6 +172,8 @@ int send_bulk(Conn c, pocl_remote_bulk &b, uint32_t type, uint64_t id,
   return b.ops->send(&b, &c, mark, payload, payload_len, src);
 }
 
+int session_grace_ms = 60000;
+
 bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
                       uint32_t num_devices, const uint64_t *seen)
 {
@@ -184,6 +186,7 @@ bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
   r.num_devices = num_devices;
   memcpy(r.session_id, session_id, sizeof r.session_id);
   r.server_time_ns = realtime_ns();
+  r.session_grace_ms = static_cast<uint32_t>(session_grace_ms);
   return send_msg(c, POCL_RMSG_HELLO_REPLY, 0, &r, sizeof r, nullptr, 0);
 }
 

@@ -115,6 +115,12 @@ int send_bulk(Conn c, pocl_remote_bulk &b, uint32_t type, uint64_t id,
               const void *body, size_t body_len, const uint8_t *payload,
               uint64_t payload_len, uint32_t *mark = nullptr,
               const pocl_remote_bulk_src *src = nullptr);
+// How long a session whose client connections broke waits for the client
+// to resume it (--session-grace), and a peer link for its other end; set
+// by main before any fork.  Every HELLO_REPLY says it: the client tries
+// to resume for as long.
+extern int session_grace_ms;
+
 // seen: a resume's counts (pocl_remote_hello_reply), or null.
 bool send_hello_reply(Conn c, int32_t status, const uint8_t session_id[16],
                       uint32_t num_devices, const uint64_t *seen = nullptr);

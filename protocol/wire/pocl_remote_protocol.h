@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 17u
+#define POCL_REMOTE_PROTOCOL_VERSION 18u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -188,6 +188,10 @@ typedef struct pocl_remote_hello_reply
   uint64_t server_time_ns; /* CLOCK_REALTIME when the reply was made */
   /* resume: the client's messages the server has handled; 0 otherwise */
   uint64_t seen[2];
+  /* how long the server keeps a session whose client went away for a resume
+     (pocld --session-grace): the client tries to resume for as long */
+  uint32_t session_grace_ms;
+  uint32_t reserved;
 } pocl_remote_hello_reply;
 
 typedef struct pocl_remote_ack
@@ -635,7 +639,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hdr) == 24, "hdr");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello) == 88, "hello");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth_challenge) == 72, "ac");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_auth) == 32, "auth");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello_reply) == 56, "hello r");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_hello_reply) == 64, "hello r");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_ack) == 16, "ack");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_starttls) == 88, "starttls");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_starttls)

@@ -74,6 +74,8 @@ struct remote_server
   int ucx_offer; /* the data link's UCX offer is due (client_ucx.c) */
   uint8_t session_id[16];
   uint32_t num_devices;
+  /* how long the server keeps the session for a resume (its HELLO_REPLY) */
+  uint32_t session_grace_ms;
   /* server CLOCK_REALTIME ns minus client monotonic ns */
   int64_t clock_offset_ns;
 

@@ -15,6 +15,10 @@
 #include "pocl_timing.h"
 #include "remote_channel_private.h"
 
+/* The longest a silent link goes unnoticed: keepalive and user timeout of
+   every PoCL-R socket (pocl_remote_tcp.h).  */
+#define RECONNECT_DETECT_MS 10000
+
 /* Writes the entries after `seen` to l, dropping those before.  */
 static int
 log_replay (remote_log *log, pocl_remote_link *l, uint64_t seen,
@@ -178,8 +182,12 @@ static void *
 reconnect_thread (void *p)
 {
   remote_server *s = (remote_server *)p;
-  long limit_ms
-      = pocl_get_int_option ("POCL_REMOTE_RECONNECT_TIMEOUT_MS", 20000);
+  /* By default as long as the server keeps the session, counted from when
+     it noticed the break, up to a TCP detection time (pocl_remote_tcp.h)
+     after us: a server that dropped it earlier says so and ends this.  */
+  long limit_ms = pocl_get_int_option ("POCL_REMOTE_RECONNECT_TIMEOUT_MS",
+                                       (long)s->session_grace_ms
+                                           + RECONNECT_DETECT_MS);
   uint64_t start = now_ms ();
   unsigned backoff_ms = 10;
   char key[POCL_REMOTE_MAX_KEY];

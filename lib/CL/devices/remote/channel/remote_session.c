@@ -108,6 +108,7 @@ server_connect (remote_server *s)
     return err;
   memcpy (s->session_id, rep.session_id, 16);
   s->num_devices = rep.num_devices;
+  s->session_grace_ms = rep.session_grace_ms;
   s->clock_offset_ns = (int64_t)rep.server_time_ns - (int64_t)((t0 + t1) / 2);
 
   if (s->transport->open (&s->data, s->host,
