@@ -93,6 +93,9 @@ struct remote_event
   int running_callbacks_owed;
   /* SVM work left for the completion (remote_svm.c), or NULL */
   struct remote_svm_op *svm;
+  /* a migration that brings a buffer's content: if it fails, the content
+     is lost (mark_lost) */
+  int moves_content;
   /* the server's completion, held while dependencies are still pending */
   int deferred;
   pocl_remote_completion completion;

@@ -107,6 +107,47 @@ count_waits (cl_event e)
   return n;
 }
 
+/* A buffer whose migration failed: its latest content was on a server that
+   is gone (or never arrived), while PoCL counts the destination's copy as
+   the latest.  Every later command on the buffer fails rather than see the
+   old bytes (doc/reconnect.md, "Content on a lost server").  The mark is
+   in the buffer's identifier on every remote device of its context.  */
+#define REMOTE_MEM_LOST 1u
+
+static void
+mark_lost (cl_mem mem, cl_device_id remote)
+{
+  cl_context ctx = mem->context;
+  cl_uint i;
+  for (i = 0; i < ctx->num_devices; ++i)
+    if (ctx->devices[i]->ops == remote->ops)
+      __atomic_or_fetch (
+          &mem->device_ptrs[ctx->devices[i]->global_mem_id].extra,
+          REMOTE_MEM_LOST, __ATOMIC_RELEASE);
+}
+
+static int
+is_lost (cl_mem mem, cl_device_id dev)
+{
+  return (__atomic_load_n (&mem->device_ptrs[dev->global_mem_id].extra,
+                           __ATOMIC_ACQUIRE)
+          & REMOTE_MEM_LOST)
+         != 0;
+}
+
+static int
+uses_lost (cl_event e, cl_device_id dev)
+{
+  size_t i;
+  for (i = 0; i < e->num_buffers; ++i)
+    {
+      cl_mem m = e->mem_objs[i];
+      if (is_lost (m, dev) || (m->parent != NULL && is_lost (m->parent, dev)))
+        return 1;
+    }
+  return 0;
+}
+
 static void
 fail_event (remote_server *s, remote_event *re, cl_int status)
 {
@@ -202,6 +243,8 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
       return;
     }
 
+  re->moves_content = node->type == CL_COMMAND_MIGRATE_MEM_OBJECTS
+                       && node->command.migrate.type != ENQUEUE_MIGRATE_TYPE_NOP;
   int in_order = !(cq->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   pocl_remote_cmd c;
   c.queue_id = xq->id;
@@ -255,10 +298,13 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
     }
   pocl_remote_event_insert (s, &re->inflight);
   /* a context of a dead session has commands the new one must not see */
-  r = (pocl_remote_dead (s) || pocl_remote_dead (ws)
-       || pocl_remote_session_for (xq->device, cq->context) == NULL)
-          ? -1
-          : pocl_remote_send_command (s, node, re, &c, &waits);
+  if (uses_lost (e, xq->device))
+    r = -3;
+  else if (pocl_remote_dead (s) || pocl_remote_dead (ws)
+           || pocl_remote_session_for (xq->device, cq->context) == NULL)
+    r = -1;
+  else
+    r = pocl_remote_send_command (s, node, re, &c, &waits);
   __atomic_store_n (&re->sent, 1, __ATOMIC_RELEASE);
   if (r == 0)
     mark_running (e, 1);
@@ -273,7 +319,9 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
     }
   if (r)
     fail_event (s, re,
-                r == -2 ? CL_INVALID_OPERATION : CL_DEVICE_NOT_AVAILABLE);
+                r == -3   ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+                : r == -2 ? CL_INVALID_OPERATION
+                          : CL_DEVICE_NOT_AVAILABLE);
 }
 
 /* A completion from the server (or a failure made up locally).  Runs on a
@@ -323,6 +371,8 @@ pocl_remote_complete (remote_server *s, remote_inflight *f,
 
   if (re->svm != NULL)
     pocl_remote_svm_done (re, status);
+  if (status != CL_COMPLETE && re->moves_content)
+    mark_lost (e->mem_objs[0], cq->device);
   REMOTE_TRACE (REMOTE_TRACE_COMPLETE, s->index, re->inflight.id, 0, 0);
   if (status == CL_COMPLETE)
     pocl_update_event_complete (__func__, __LINE__, e, "remote command");
