@@ -27,7 +27,8 @@ set(REMOTE_E2E_PROGRAMS
   event_status
   coalesce
   builtin_kernels
-  acks)
+  acks
+  outage)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
   set(tgt "remote_test_${prog}")
@@ -288,6 +289,17 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/multi_server_netns PROPERTIES LABELS "remote"
     TIMEOUT 480 SKIP_RETURN_CODE 77
     FAIL_REGULAR_EXPRESSION "multi_server[_a-z]*: FAIL")
+  # A server that goes silent (its link set down, doc/reconnect.md): shorter than its
+  # session grace, and longer; skipped (77) without root or ip netns.
+  foreach(mode within beyond)
+    add_test(NAME remote/outage_${mode}
+      COMMAND "${REMOTE_TESTS_DIR}/test_outage.sh" ${mode}
+              "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+              $<TARGET_FILE:remote_test_outage>
+              "${CMAKE_CURRENT_BINARY_DIR}/outage_${mode}")
+    set_tests_properties(remote/outage_${mode} PROPERTIES LABELS "remote"
+      TIMEOUT 480 SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "outage: FAIL")
+  endforeach()
 endif()
 
 include(runaway_kernel.cmake)
