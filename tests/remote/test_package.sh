@@ -8,7 +8,7 @@
 #    of its own, no path of Debian's packages), the library's own soname with the drivers
 #    built in (no ELF file that needs libpocl.so.2), the unit, the conffile, dependencies
 #    on ocl-icd-libopencl1; no file of this build tree's paths; no file that an installed
-#    package owns.
+#    package owns (one removed but not purged, dpkg state "rc", owns nothing).
 # 2. The unit: systemd-analyze verify says nothing, its offline security review rates it
 #    OK or better. The postinst, with stub commands, creates the pocld system user and
 #    puts it in the video and render groups.
@@ -94,7 +94,36 @@ for f in "${elfs[@]}"; do
   readelf -d "$f" | grep -q 'NEEDED.*\[libpocl\.so' && fail "${f#"$root"} needs libpocl.so"
 done
 [[ -e $root/$lib/pocl ]] && fail "client package has loadable drivers ($lib/pocl)"
-owned=$(cd "$root" && find . -type f | sed 's/^\.//' | xargs -r dpkg -S 2>/dev/null || true)
+# "pkg[, pkg...]: path" lines of dpkg -S (ADMINDIR's database) for PATHS, each
+# naming only the packages that are installed: one removed but not purged (state
+# config-files, "rc") owns nothing.
+owned_by_installed() { # ADMINDIR PATH...
+  local admin=$1 line pkgs p st keep
+  shift
+  dpkg --admindir="$admin" -S "$@" 2>/dev/null | while IFS= read -r line; do
+    [[ $line == *": /"* ]] || { echo "$line"; continue; }
+    pkgs=${line%%: /*} keep=()
+    for p in ${pkgs//,/ }; do
+      st=$(dpkg-query --admindir="$admin" -W -f='${db:Status-Status}' "$p" 2>/dev/null)
+      [[ $st == config-files || $st == not-installed || -z $st ]] || keep+=("$p")
+    done
+    [[ ${#keep[@]} == 0 ]] || echo "${keep[*]}: /${line#*: /}"
+  done
+}
+# The check itself, on a database of two packages: one removed but not purged
+# whose conffile is ours, one installed that owns one of our paths.
+fake=$work/dpkg-db
+mkdir -p "$fake/info" "$fake/updates"
+for st in "pocld deinstall ok config-files" "other install ok installed"; do
+  printf 'Package: %s\nStatus: %s\nArchitecture: %s\nVersion: 1\nMaintainer: m <m@localhost>\nDescription: d\n\n' \
+    "${st%% *}" "${st#* }" "$(dpkg --print-architecture)" >>"$fake/status"
+done
+echo /etc/pocld.conf >"$fake/info/pocld.list"
+echo /usr/sbin/pocld >"$fake/info/other.list"
+out=$(owned_by_installed "$fake" /etc/pocld.conf /usr/sbin/pocld)
+[[ $out == "other: /usr/sbin/pocld" ]] || fail "ownership check on a test database: '$out'"
+mapfile -t paths < <(cd "$root" && find . -type f | sed 's/^\.//')
+owned=$(owned_by_installed /var/lib/dpkg "${paths[@]}")
 [[ -z $owned ]] || fail "paths that installed packages own: $owned"
 echo "$name: contents: $(files "$client_deb" | grep -c '[^/]$') + $(files "$server_deb" | grep -c '[^/]$') entries, no clash, soname $soname, no build-tree path"
 
