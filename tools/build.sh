@@ -4,8 +4,9 @@
 #   tools/build.sh          full build into $BUILD_DIR/pocl (CPU devices + remote + pocld + tests)
 #   tools/build.sh --thin   remote client + pocld only (no LLVM, no CPU devices) into $BUILD_DIR/thin
 #   tools/build.sh --package   the thin build laid out for the packages (tools/package.sh)
-#                           into $BUILD_DIR/package: prefix /usr, libpocl in a directory of its
-#                           own, no POCL_BUILDING (no build-tree paths in the library)
+#                           into $BUILD_DIR/package: prefix /usr, libpocl-remote.so.2 with its
+#                           drivers built in, in a directory of its own, no POCL_BUILDING (no
+#                           build-tree paths in the library)
 #   tools/build.sh --sanitize=asan|tsan   the thin build with ASan+UBSan or TSan, into
 #                           $BUILD_DIR/thin-asan or thin-tsan (tools/sanitize.sh runs the tests)
 # Env: BUILD_DIR (default <repo>/build), POCL_TARBALL (default /usr/src/pocl.tar.xz),
@@ -28,7 +29,7 @@ for arg in "$@"; do
     --thin) thin=1 ;;
     --sanitize=asan|--sanitize=tsan) thin=1 sanitize=${arg#--sanitize=} ;;
     --package) thin=1 package=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -117,13 +118,18 @@ if [[ $thin == 1 ]]; then
           -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCLCC=OFF)
   if [[ $package == 1 ]]; then
     bdir=$build_root/package
-    # libpocl and its drivers under .../pocl-remote, not where Debian's libpocl2 keeps
-    # the same soname and its own drivers (.../libpocl.so.2, .../pocl/); libpocl finds
-    # its drivers relative to itself (dladdr), so no path of this machine is built in.
+    # One process may load Debian's libpocl.so.2 too (both found by the ICD loader, or an
+    # application linked to Debian's): the dynamic linker matches loaded libraries by
+    # soname, and a loadable driver binds to whichever libpocl.so.2 came first. So the
+    # drivers are built into the library, which has a soname of its own
+    # (libpocl-remote.so.2, patch 0190) and binds its own symbols (upstream's
+    # -Bsymbolic), in a directory of its own: .../pocl-remote. No path of this machine
+    # is built in (libpocl finds its files relative to itself, dladdr).
     libdir=/usr/lib/$(gcc -print-multiarch)/pocl-remote
     # Source paths in messages (__FILE__) relative to the tree, not this machine's.
     map="-ffile-prefix-map=$src=pocl -ffile-prefix-map=$repo=pocl-r"
     config+=(-DCMAKE_INSTALL_PREFIX=/usr -DENABLE_POCL_BUILDING=OFF
+             -DENABLE_LOADABLE_DRIVERS=OFF -DPOCL_LIBRARY_OUTPUT_NAME=pocl-remote
              "-DPOCL_INSTALL_PUBLIC_LIBDIR=$libdir" "-DPOCL_INSTALL_PRIVATE_LIBDIR=$libdir/pocl"
              "-DCMAKE_C_FLAGS=$map" "-DCMAKE_CXX_FLAGS=$map")
   fi

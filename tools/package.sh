@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the two Debian packages of PoCL-R from the thin build (doc/operating.md):
 #   tools/package.sh [--out DIR]     (default $BUILD_DIR/packages)
-#  pocl-remote-opencl-icd  libpocl with the remote driver (and the stream and hevc drivers
-#                          where they were built) in /usr/lib/<multiarch>/pocl-remote,
+#  pocl-remote-opencl-icd  libpocl-remote.so.2 (PoCL with the remote driver, and the stream
+#                          and hevc drivers where they were built, built in) in
+#                          /usr/lib/<multiarch>/pocl-remote,
 #                          /etc/OpenCL/vendors/pocl-remote.icd, and the client header
 #                          /usr/include/pocl-remote/pocl_remote_ext.h
 #  pocld                   /usr/sbin/pocld, /lib/systemd/system/pocld.service,
@@ -20,7 +21,7 @@ out=$build_root/packages
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "package.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -51,7 +52,7 @@ take() {
 }
 # What the thin build installs for building against libpocl directly (headers,
 # pkg-config, CMake config, the unversioned symlink): not for clients of the ICD loader.
-for p in usr/include usr/share/pocl "$libdir/pkgconfig" "$libdir/libpocl.so"; do
+for p in usr/include usr/share/pocl "$libdir/pkgconfig" "$libdir/libpocl-remote.so"; do
   rm -rf "${stage:?}/install/$p"
 done
 take "$client" "$libdir"
@@ -74,14 +75,13 @@ if [[ -n $left ]]; then
   exit 1
 fi
 
-# Library dependencies of every ELF file (our own libpocl has no shlibs entry: the
-# packaged drivers find it in the same package).
+# Library dependencies of every ELF file.
 shlibs() { # PKGDIR
   local d=$stage/shlibdeps files
   mkdir -p "$d/debian"
   printf 'Source: pocl-remote\n\nPackage: pocl-remote\nArchitecture: any\n' >"$d/debian/control"
   mapfile -t files < <(find "$1" -type f -exec sh -c 'head -c 4 "$1" | grep -q ELF' _ {} \; -print)
-  (cd "$d" && dpkg-shlibdeps -O --ignore-missing-info "-l$client/$libdir" "${files[@]}" 2>/dev/null) \
+  (cd "$d" && dpkg-shlibdeps -O --ignore-missing-info "${files[@]}" 2>/dev/null) \
     | sed -n 's/^shlibs:Depends=//p'
 }
 
@@ -119,7 +119,8 @@ control "$client" "$(shlibs "$client"), ocl-icd-libopencl1" libs \
   "PoCL 3.1 with the remote driver: an OpenCL application linked against the" \
   "ICD loader uses the devices of pocld servers over TCP, with" \
   "POCL_DEVICES=remote and POCL_REMOTE0_PARAMETERS=host:port/device." \
-  "Its library lives in a directory of its own, apart from Debian's pocl."
+  "Its library, libpocl-remote.so.2, lives in a directory of its own and works" \
+  "in one process with Debian's pocl (pocl-opencl-icd)."
 echo "Provides: opencl-icd" >>"$client/DEBIAN/control"
 control "$server" "$(shlibs "$server"), ocl-icd-libopencl1, adduser" net \
   "PoCL-R server: this host's OpenCL devices for remote clients" \

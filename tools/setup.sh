@@ -4,7 +4,8 @@
 #   tools/setup.sh          full build: LLVM/Clang 15 + upstream PoCL 3.1 source (Debian 12)
 #   tools/setup.sh --thin   thin build: remote client + pocld only, no LLVM (also Ubuntu 24.04)
 # The full build also gets the real OpenCL clients that tests/clients runs (label "clients"):
-# Debian's clblast-tests and clpeak, and pyopencl in a venv under $BUILD_DIR (PyPI).
+# Debian's clblast-tests and clpeak, and pyopencl in a venv under $BUILD_DIR (PyPI); and
+# Debian's own PoCL as .deb files in $BUILD_DIR/debian-pocl, for the package test.
 # apt-get's output goes to $BUILD_DIR/logs/setup.log (default <repo>/build); on failure
 # its last lines are printed.
 set -euo pipefail
@@ -13,7 +14,7 @@ thin=0
 for arg in "$@"; do
   case "$arg" in
     --thin) thin=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -88,6 +89,32 @@ else
     tail -n 40 "$log" >&2
     echo "setup.sh: FAILED: installing ${missing[*]} (log: $log)" >&2
     exit 1
+  fi
+fi
+
+# Debian's own PoCL as .deb files, not installed: package/install unpacks them next to
+# our packages in its throwaway root (their dependencies are among the packages above).
+if [[ $thin == 0 ]]; then
+  deb_dir=$build_root/debian-pocl
+  debian_pocl=()
+  for p in pocl-opencl-icd libpocl2 libpocl2-common; do
+    compgen -G "$deb_dir/${p}_*.deb" >/dev/null || debian_pocl+=("$p")
+  done
+  if [[ ${#debian_pocl[@]} != 0 ]]; then
+    echo "setup.sh: downloading Debian's ${debian_pocl[*]} into $deb_dir (log: $log)"
+    mkdir -p "$deb_dir"
+    # apt-get download writes into the current directory.
+    download() {
+      local rc=0
+      cd "$deb_dir" && logged apt-get download "${debian_pocl[@]}" || rc=$?
+      cd "$repo"
+      return "$rc"
+    }
+    if ! download && ! { [[ $updated == 0 ]] && logged "${sudo[@]}" apt-get update && download; }; then
+      tail -n 20 "$log" >&2
+      echo "setup.sh: FAILED: downloading ${debian_pocl[*]} (log: $log)" >&2
+      exit 1
+    fi
   fi
 fi
 

@@ -32,7 +32,9 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
 
   # The packages (label "package"): built by tools/package.sh (tools/test.sh builds the
   # thin build they come from first, so this one only packs), then installed into a
-  # throwaway root and run from there. BUILD_DIR: this build's parent, as the tools use.
+  # throwaway root and run from there, next to Debian's pocl (its .deb files, which
+  # tools/setup.sh downloads into BUILD_DIR/debian-pocl). BUILD_DIR: this build's
+  # parent, as the tools use.
   get_filename_component(PACKAGE_BUILD_ROOT "${CMAKE_BINARY_DIR}" DIRECTORY)
   set(PACKAGE_DIR "${CMAKE_CURRENT_BINARY_DIR}/packages")
   add_test(NAME package/build
@@ -42,7 +44,8 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
     ENVIRONMENT "BUILD_DIR=${PACKAGE_BUILD_ROOT}" FIXTURES_SETUP packages)
   add_test(NAME package/install
     COMMAND "${REMOTE_TESTS_DIR}/test_package.sh" "${REMOTE_REPO_DIR}" "${CMAKE_BINARY_DIR}"
-            "${PACKAGE_DIR}" "${CMAKE_CURRENT_BINARY_DIR}/package")
+            "${PACKAGE_DIR}" "${CMAKE_CURRENT_BINARY_DIR}/package"
+            "${PACKAGE_BUILD_ROOT}/debian-pocl")
   set_tests_properties(package/install PROPERTIES LABELS "package" TIMEOUT 300
     FIXTURES_REQUIRED packages FAIL_REGULAR_EXPRESSION "package: FAIL")
 endif()

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # package/install: the packages of tools/package.sh, installed into a throwaway root with
 # dpkg -x (no chroot, no systemd as PID 1), used through their installed paths only.
-#   test_package.sh REPO BUILD_DIR PACKAGE_DIR WORK_DIR
+#   test_package.sh REPO BUILD_DIR PACKAGE_DIR WORK_DIR DEBIAN_DEBS
+# DEBIAN_DEBS: Debian's pocl-opencl-icd, libpocl2 and libpocl2-common (.deb files that
+# tools/setup.sh downloads).
 # 1. Contents: names that do not clash with Debian's pocl (pocl-remote.icd, a directory
-#    of its own), the unit, the conffile, dependencies on ocl-icd-libopencl1; no file of
-#    this build tree's paths; no file that an installed package owns.
+#    of its own, no path of Debian's packages), the library's own soname with the drivers
+#    built in (no ELF file that needs libpocl.so.2), the unit, the conffile, dependencies
+#    on ocl-icd-libopencl1; no file of this build tree's paths; no file that an installed
+#    package owns (one removed but not purged, dpkg state "rc", owns nothing).
 # 2. The unit: systemd-analyze verify says nothing, its offline security review rates it
 #    OK or better. The postinst, with stub commands, creates the pocld system user and
 #    puts it in the video and render groups.
@@ -13,6 +17,10 @@
 #    service_sandbox.py, as nobody where the served build is readable by nobody: READY=1
 #    once it listens; the vector-add example (built here) and clinfo run through the
 #    installed libpocl, found by the installed .icd file alone (no POCL_BUILDING);
+#    Debian's pocl-opencl-icd installed next to ours, both found by the system ICD loader
+#    from their own .icd files (POCL_DEVICES="remote pthread"): Debian's platform has its
+#    pthread device and ours the remote one, and a kernel runs right on each, whichever
+#    library is loaded first, and where the application is linked to Debian's libpocl.
 #    ExecReload= reloads (RELOADING=1, READY=1); SIGTERM: STOPPING=1, exit status 0.
 #    The server's OpenCL platform is BUILD_DIR's pthread device (the thin build has no
 #    CPU device): it stands for the GPU platform of a real server.
@@ -20,11 +28,11 @@
 set -u
 
 name=package
-if [[ $# -ne 4 ]]; then
+if [[ $# -ne 5 ]]; then
   sed -n '4,4p' "$0" | sed 's/^# //' >&2
   exit 2
 fi
-repo=$1 build=$2 pkgs=$3 work=$4
+repo=$1 build=$2 pkgs=$3 work=$4 debian_debs=$5
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
@@ -35,13 +43,19 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done' EXIT
 client_deb=$(ls "$pkgs"/pocl-remote-opencl-icd_*.deb 2>/dev/null | tail -n 1)
 server_deb=$(ls "$pkgs"/pocld_*.deb 2>/dev/null | tail -n 1)
 [[ -f $client_deb && -f $server_deb ]] || fail "no packages in $pkgs"
+debian=()
+for p in pocl-opencl-icd libpocl2 libpocl2-common; do
+  deb=$(ls "$debian_debs/${p}"_*.deb 2>/dev/null | tail -n 1)
+  [[ -f $deb ]] || fail "no $p .deb in $debian_debs (tools/setup.sh downloads it)"
+  debian+=("$deb")
+done
 
 # 1. Contents.
 multiarch=$(gcc -print-multiarch)
 lib=usr/lib/$multiarch/pocl-remote
 files() { dpkg-deb -c "$1" | awk '{ sub(/^\.\//, "", $6); print $6 }'; }
-for f in etc/OpenCL/vendors/pocl-remote.icd "$lib/libpocl.so.2" \
-         "$lib/pocl/libpocl-devices-remote.so" usr/include/pocl-remote/pocl_remote_ext.h; do
+for f in etc/OpenCL/vendors/pocl-remote.icd "$lib/libpocl-remote.so.2" \
+         usr/include/pocl-remote/pocl_remote_ext.h; do
   files "$client_deb" | grep -qx "$f" || fail "client package: no $f"
 done
 for f in usr/sbin/pocld lib/systemd/system/pocld.service etc/pocld.conf \
@@ -51,6 +65,9 @@ done
 if files "$client_deb" | grep -Eq '^etc/OpenCL/vendors/pocl\.icd$|^usr/lib/[^/]+/(libpocl|pocl/)'; then
   fail "client package has one of Debian's pocl paths"
 fi
+shared=$(comm -12 <(files "$client_deb" | grep '[^/]$' | sort) \
+                  <(for deb in "${debian[@]}"; do files "$deb"; done | grep '[^/]$' | sort))
+[[ -z $shared ]] || fail "paths in both our package and Debian's pocl: $shared"
 for deb in "$client_deb" "$server_deb"; do
   dpkg-deb -f "$deb" Depends | grep -q 'ocl-icd-libopencl1' || fail "$deb: no ocl-icd-libopencl1 dependency"
 done
@@ -68,9 +85,47 @@ for p in "$repo" "$build"; do
   hits=$(grep -rlF -- "$p" "$root" || true)
   [[ -z $hits ]] || fail "files that name $p: $hits"
 done
-owned=$(cd "$root" && find . -type f | sed 's/^\.//' | xargs -r dpkg -S 2>/dev/null || true)
+# Drivers built in, a soname of its own: nothing of ours binds to a libpocl.so.2 that
+# is Debian's (doc/operating.md, Packages).
+soname=$(readelf -d "$root/$lib/libpocl-remote.so.2" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
+[[ $soname == libpocl-remote.so.2 ]] || fail "client library's soname: '$soname'"
+mapfile -t elfs < <(find "$root" -type f -exec sh -c 'head -c 4 "$1" | grep -q ELF' _ {} \; -print)
+for f in "${elfs[@]}"; do
+  readelf -d "$f" | grep -q 'NEEDED.*\[libpocl\.so' && fail "${f#"$root"} needs libpocl.so"
+done
+[[ -e $root/$lib/pocl ]] && fail "client package has loadable drivers ($lib/pocl)"
+# "pkg[, pkg...]: path" lines of dpkg -S (ADMINDIR's database) for PATHS, each
+# naming only the packages that are installed: one removed but not purged (state
+# config-files, "rc") owns nothing.
+owned_by_installed() { # ADMINDIR PATH...
+  local admin=$1 line pkgs p st keep
+  shift
+  dpkg --admindir="$admin" -S "$@" 2>/dev/null | while IFS= read -r line; do
+    [[ $line == *": /"* ]] || { echo "$line"; continue; }
+    pkgs=${line%%: /*} keep=()
+    for p in ${pkgs//,/ }; do
+      st=$(dpkg-query --admindir="$admin" -W -f='${db:Status-Status}' "$p" 2>/dev/null)
+      [[ $st == config-files || $st == not-installed || -z $st ]] || keep+=("$p")
+    done
+    [[ ${#keep[@]} == 0 ]] || echo "${keep[*]}: /${line#*: /}"
+  done
+}
+# The check itself, on a database of two packages: one removed but not purged
+# whose conffile is ours, one installed that owns one of our paths.
+fake=$work/dpkg-db
+mkdir -p "$fake/info" "$fake/updates"
+for st in "pocld deinstall ok config-files" "other install ok installed"; do
+  printf 'Package: %s\nStatus: %s\nArchitecture: %s\nVersion: 1\nMaintainer: m <m@localhost>\nDescription: d\n\n' \
+    "${st%% *}" "${st#* }" "$(dpkg --print-architecture)" >>"$fake/status"
+done
+echo /etc/pocld.conf >"$fake/info/pocld.list"
+echo /usr/sbin/pocld >"$fake/info/other.list"
+out=$(owned_by_installed "$fake" /etc/pocld.conf /usr/sbin/pocld)
+[[ $out == "other: /usr/sbin/pocld" ]] || fail "ownership check on a test database: '$out'"
+mapfile -t paths < <(cd "$root" && find . -type f | sed 's/^\.//')
+owned=$(owned_by_installed /var/lib/dpkg "${paths[@]}")
 [[ -z $owned ]] || fail "paths that installed packages own: $owned"
-echo "$name: contents: $(files "$client_deb" | grep -c '[^/]$') + $(files "$server_deb" | grep -c '[^/]$') entries, no clash, no build-tree path"
+echo "$name: contents: $(files "$client_deb" | grep -c '[^/]$') + $(files "$server_deb" | grep -c '[^/]$') entries, no clash, soname $soname, no build-tree path"
 
 # 2. The unit and the postinst.
 unit=$root/lib/systemd/system/pocld.service
@@ -159,6 +214,44 @@ grep -q "vecadd: verified 65536 elements on .*pocl-remote" <<<"$out" || fail "ve
 out=$(as_client clinfo -l 2>&1) || fail "clinfo: $out"
 grep -q "Device #0: .*pocl-remote" <<<"$out" || fail "clinfo -l: $out"
 echo "$name: vecadd and clinfo through the installed libpocl and pocld"
+
+# Debian's pocl next to ours. In a mount namespace of its own (as service_sandbox.py's),
+# Debian's and our packages' /usr lie over /usr: both libraries at their installed paths
+# and both .icd files as shipped (Debian's names "libpocl.so.2", found by the dynamic
+# linker's search as on an installed system). The system ICD loader reads the two .icd
+# files (OCL_ICD_VENDORS: this test's copy of /etc/OpenCL/vendors, the real one left alone).
+debroot=$work/debian-root
+mkdir -p "$debroot" "$work/vendors-both"
+for deb in "${debian[@]}"; do dpkg -x "$deb" "$debroot"; done
+mlib=usr/lib/$multiarch
+lower=$debroot/usr:$root/usr:/usr
+cc -o "$work/coexist" "$here/package_coexist.c" -lOpenCL || fail "cannot build package_coexist.c"
+cp "$root/etc/OpenCL/vendors/pocl-remote.icd" "$debroot/etc/OpenCL/vendors/pocl.icd" "$work/vendors-both/"
+ours=/$lib/libpocl-remote.so.2 theirs=$(cat "$debroot/etc/OpenCL/vendors/pocl.icd")
+# An application linked to Debian's libpocl (ahead of ours in the global scope) that
+# uses the ICD loader.
+cc -o "$work/coexist_linked" "$here/package_coexist.c" -lOpenCL -Wl,--no-as-needed \
+  "$debroot/$mlib/libpocl.so.2" || fail "cannot link package_coexist.c to Debian's libpocl"
+both() { # LABEL PROGRAM [LIBRARY]
+  local label=$1 out rc
+  shift
+  local run=(env -u POCL_BUILDING -u LD_LIBRARY_PATH OCL_ICD_VENDORS="$work/vendors-both"
+             POCL_DEVICES="remote pthread" POCL_REMOTE0_PARAMETERS="127.0.0.1:$port/0"
+             POCL_CACHE_DIR="$work/kcache" timeout -k 5 120 "$@")
+  out=$(unshare -m sh -c 'mount -t overlay overlay -o "lowerdir=$1" /usr && shift && exec "$@"' \
+        _ "$lower" "${run[@]}" 2>&1)
+  rc=$?
+  [[ $rc == 0 && $(grep -c '^platform [0-9]: 1 devices$' <<<"$out") == 2 \
+     && $(grep -c '^platform ' <<<"$out") == 2 \
+     && $(grep -E '^device [0-9]\.0: pthread-.*: kernel ok$' <<<"$out" | grep -vc pocl-remote) == 1 \
+     && $(grep -Ec "^device [0-9]\.0: .*\(pocl-remote 127\.0\.0\.1:$port/0\): kernel ok\$" <<<"$out") == 1 ]] \
+    || fail "Debian's pocl and ours, $label (exit $rc): $out"
+}
+both "as the ICD loader finds them" "$work/coexist"
+both "ours loaded first" "$work/coexist" "$ours"
+both "Debian's loaded first" "$work/coexist" "$theirs"
+both "Debian's linked to the application" "$work/coexist_linked"
+echo "$name: next to Debian's pocl-opencl-icd: its pthread device and our remote device each run a kernel, either loaded first or Debian's linked to the application"
 
 reload=$(sed -n 's/^ExecReload=//p' "$unit")
 # As systemd runs it: $MAINPID is the service's main pid.
