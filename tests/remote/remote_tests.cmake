@@ -289,9 +289,10 @@ if(ENABLE_HOST_CPU_DEVICES)
   set_tests_properties(remote/multi_server_netns PROPERTIES LABELS "remote"
     TIMEOUT 480 SKIP_RETURN_CODE 77
     FAIL_REGULAR_EXPRESSION "multi_server[_a-z]*: FAIL")
-  # A server that goes silent (its link set down, doc/reconnect.md): shorter than its
-  # session grace, and longer; skipped (77) without root or ip netns.
-  foreach(mode within beyond)
+  # A server that goes silent (its link set down, doc/reconnect.md): shorter than TCP's
+  # detection, shorter than its session grace, and longer; skipped (77) without root or
+  # ip netns.
+  foreach(mode short within beyond)
     add_test(NAME remote/outage_${mode}
       COMMAND "${REMOTE_TESTS_DIR}/test_outage.sh" ${mode}
               "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# remote/outage_within, remote/outage_beyond: a server that goes silent, as a real outage
+# remote/outage_short, outage_within, outage_beyond: a server that goes silent, as a real outage
 # looks (a switch or a host drops out: no reset, no close, the packets stop). Server B
 # runs in a network namespace behind a veth pair; server A and the client run in the root
 # namespace; both servers have a pre-shared key. test_outage (the client) moves a 64 MiB
 # buffer between them and increments it on each; B's end of the veth goes down for a while
 # (in a migration, or with the latest content on B alone: test_outage.c), then up again.
-#   test_outage.sh within|beyond POCLD BUILD_DIR CLIENT WORK_DIR
+#   test_outage.sh short|within|beyond POCLD BUILD_DIR CLIENT WORK_DIR
+# short: 6 s, shorter than TCP's detection: no link breaks, TCP sends again; exact results.
 # within: B's session grace is 50 s and the outage 35 s: longer than TCP's detection on
 #   every link (about 10 s), so all the client's links and the peer links break and resume.
 #   Nothing fails, the results are exact.
@@ -20,6 +21,7 @@ fi
 mode=$1 pocld=$2 build=$3 client=$4 work=$5
 name=outage
 case $mode in
+  short) grace=50 outage=6 ;;
   within) grace=50 outage=35 ;;
   beyond) grace=4 outage=24 ;;
   *) echo "$name: FAIL: mode $mode" ; exit 2 ;;
@@ -89,7 +91,7 @@ start "$ns" 10.215.0.2 "$work/b.log" "$grace"
 POCL_DEVICES="remote remote" POCL_REMOTE_PSK_FILE="$key" \
   POCL_REMOTE0_PARAMETERS=10.215.0.1:$port/0 POCL_REMOTE1_PARAMETERS=10.215.0.2:$port/0 \
   OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
-  timeout -k 5 420 "$client" "$mode" 64 "$work" >"$work/client.log" 2>&1 &
+  timeout -k 5 420 "$client" "${mode/short/within}" 64 "$work" >"$work/client.log" 2>&1 &
 cpid=$!
 pids+=($cpid)
 for ((t = 0; t < 1200; t++)); do
