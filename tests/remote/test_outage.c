@@ -5,7 +5,8 @@
    Devices: remote 0 (server A) and remote 1 (server B, whose link the script
    sets down and up again).  One context of both.  Each iteration migrates
    the buffer (MIB MiB of uint) to B, increments every word there, waits,
-   migrates it back to A, increments it there and waits.  The program
+   reads it back from B and checks every word, migrates it back to A,
+   increments it there and waits.  The program
    creates DIR/ready; the script cuts B's link, creates DIR/down, and
    creates DIR/over once the link is up again.
    within: DIR/ready after two iterations, the cut lands in a migration.
@@ -213,6 +214,19 @@ main (int argc, char **argv)
           int ok = kernel_done (e, ev, half ? "on A" : "on B");
           done += ok;
           failures += !ok;
+          if (half == 0 && ok)
+            {
+              /* the bytes cross B's client link too, and are checked */
+              cl_int r = clEnqueueReadBuffer (qb, b, CL_TRUE, 0,
+                                              words * sizeof (cl_uint), h, 0,
+                                              NULL, NULL);
+              if (r == CL_SUCCESS)
+                check_words (h, words, done, "a read from B");
+              else if (!beyond)
+                fail ("iteration %u: the read from B: %s", iter, clerr (r));
+              else
+                allowed_enqueue ("clEnqueueReadBuffer", r);
+            }
           if (iter == 2 && half == 0 && beyond)
             {
               /* The latest content is on B alone now.  */

@@ -20,10 +20,11 @@ if [[ $# -ne 5 ]]; then
 fi
 mode=$1 pocld=$2 build=$3 client=$4 work=$5
 name=outage
+# A subnet and ports of each mode's own: CTest may run them at once.
 case $mode in
-  short) grace=50 outage=6 ;;
-  within) grace=50 outage=35 ;;
-  beyond) grace=4 outage=24 ;;
+  short) grace=50 outage=6 net=10.215.0 port=21100 ;;
+  within) grace=50 outage=35 net=10.216.0 port=21110 ;;
+  beyond) grace=4 outage=24 net=10.217.0 port=21120 ;;
   *) echo "$name: FAIL: mode $mode" ; exit 2 ;;
 esac
 rm -rf "$work"
@@ -51,16 +52,15 @@ fi
 set -e
 ip link add "$va" type veth peer name "$vb"
 ip link set "$vb" netns "$ns"
-ip addr add 10.215.0.1/24 dev "$va"
+ip addr add $net.1/24 dev "$va"
 ip link set "$va" up
-ip -n "$ns" addr add 10.215.0.2/24 dev "$vb"
+ip -n "$ns" addr add $net.2/24 dev "$vb"
 ip -n "$ns" link set "$vb" up
 ip -n "$ns" link set lo up
 set +e
 
 key=$work/key
 (umask 077; echo "6a1c0d6e8a2b4c5d9e7f00112233445566778899aabbccddeeff001122334455" >"$key")
-port=21100
 listening() { # NS('' for the root namespace) PORT
   local hex cmd=()
   hex=$(printf '%04X' "$2")
@@ -85,11 +85,11 @@ start() { # NS ADDRESS LOG GRACE
   tail -n 20 "$3"
   exit 1
 }
-start "" 10.215.0.1 "$work/a.log" 60
-start "$ns" 10.215.0.2 "$work/b.log" "$grace"
+start "" $net.1 "$work/a.log" 60
+start "$ns" $net.2 "$work/b.log" "$grace"
 
 POCL_DEVICES="remote remote" POCL_REMOTE_PSK_FILE="$key" \
-  POCL_REMOTE0_PARAMETERS=10.215.0.1:$port/0 POCL_REMOTE1_PARAMETERS=10.215.0.2:$port/0 \
+  POCL_REMOTE0_PARAMETERS=$net.1:$port/0 POCL_REMOTE1_PARAMETERS=$net.2:$port/0 \
   OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
   timeout -k 5 420 "$client" "${mode/short/within}" 64 "$work" >"$work/client.log" 2>&1 &
 cpid=$!
