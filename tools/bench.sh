@@ -22,6 +22,8 @@ On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_E
   chain [CHAINS]                the chain, thousands back to back, with the CPU per chain
                                 of the client and of pocld's session; COUNTS=1 adds perf's
                                 sendmsg, recvfrom and context switches
+  sycl-chain [CHAINS]           the same chain as a SYCL runtime submits it: an out-of-order
+                                queue, each kernel waiting for the previous one's event
   matmul [N]                    examples/remote/matmul on one and two remote devices
   reconnect [ROUNDS]            a no-op right after fault_proxy cuts every connection
   security [ITERATIONS [ROUNDS]]
@@ -59,7 +61,7 @@ EOF
 sub=${1:-help}
 shift || true
 case $sub in
-  summary | overhead | chain | matmul | reconnect | security | transports | pointcloud | all | ab)
+  summary | overhead | chain | sycl-chain | matmul | reconnect | security | transports | pointcloud | all | ab)
     group=local ;;
   gpu | gpu-overhead | gpu-matmul | gpu-multi | gpu-transports | gpu-custom)
     group=gpu ;;

@@ -7,7 +7,10 @@
    "rtt N" prints the loopback TCP round trip's median over N ping-pongs
    instead.  tools/bench.sh chain adds pocld's CPU time over the same chains,
    and the ratio of the remote chain to the native one plus the round trip.
-     chain_cpu native|remote CHAINS
+   "events": as a SYCL runtime submits, on an out-of-order queue, each
+   kernel waiting for the previous one's event, then a wait for the last
+   event (tools/bench.sh sycl-chain).
+     chain_cpu native|remote CHAINS [events]
      chain_cpu rtt ITERATIONS  */
 
 #define CL_TARGET_OPENCL_VERSION 120
@@ -26,12 +29,14 @@ cpu_us (void)
 int
 main (int argc, char **argv)
 {
-  if (argc != 3)
+  if (argc != 3 && !(argc == 4 && strcmp (argv[3], "events") == 0))
     {
-      fprintf (stderr, "usage: %s native|remote CHAINS, or rtt ITERATIONS\n",
+      fprintf (stderr,
+               "usage: %s native|remote CHAINS [events], or rtt ITERATIONS\n",
                argv[0]);
       return 2;
     }
+  int events = argc == 4;
   if (strcmp (argv[1], "rtt") == 0)
     {
       printf ("rtt: median %.1f us\n", loopback_rtt (atoi (argv[2])).median);
@@ -63,7 +68,10 @@ main (int argc, char **argv)
     }
   cl_int e;
   cl_context c = clCreateContext (NULL, 1, &d, NULL, NULL, &e);
-  cl_command_queue q = clCreateCommandQueue (c, d, 0, &e);
+  cl_command_queue q = clCreateCommandQueue (
+      c, d, events ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0, &e);
+  if (q == NULL)
+    return 1;
   cl_program pr = clCreateProgramWithSource (c, 1, &src, NULL, &e);
   if (clBuildProgram (pr, 1, &d, NULL, NULL, NULL) != CL_SUCCESS)
     return 1;
@@ -79,10 +87,31 @@ main (int argc, char **argv)
       if (r == 0)
         c0 = cpu_us (), w0 = now_us ();
       double t = now_us ();
-      for (s = 0; s < 100; ++s)
-        clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
-      if (clFinish (q) != CL_SUCCESS)
-        return 1;
+      if (events)
+        {
+          cl_event prev = NULL, ev;
+          for (s = 0; s < 100; ++s)
+            {
+              if (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL,
+                                          prev != NULL, prev ? &prev : NULL,
+                                          &ev)
+                  != CL_SUCCESS)
+                return 1;
+              if (prev != NULL)
+                clReleaseEvent (prev);
+              prev = ev;
+            }
+          if (clWaitForEvents (1, &prev) != CL_SUCCESS)
+            return 1;
+          clReleaseEvent (prev);
+        }
+      else
+        {
+          for (s = 0; s < 100; ++s)
+            clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+          if (clFinish (q) != CL_SUCCESS)
+            return 1;
+        }
       if (r >= 0)
         v[r] = now_us () - t;
       if (r == n - 1)

@@ -61,12 +61,12 @@ cmd_chain() {
   local n=${1:-8000} counts=() client session t0 t1 s0 s1 c0 c1 hz
   bench_cc "$work/chain_cpu" chain_cpu
   "$work/chain_cpu" rtt 2000 >"$work/rtt"
-  POCL_DEVICES=pthread "$work/chain_cpu" native "$n" | tee "$work/native"
+  POCL_DEVICES=pthread "$work/chain_cpu" native "$n" ${CHAIN_MODE:-} | tee "$work/native"
   start_pocld a
   [[ ${COUNTS:-} == 1 ]] && counts=(perf stat -a -x, -o "$work/counts"
     -e syscalls:sys_enter_sendmsg,syscalls:sys_enter_recvfrom,sched:sched_switch --)
   POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$(port_of a)/0 \
-    "${counts[@]}" "$work/chain_cpu" remote "$n" >"$work/remote" &
+    "${counts[@]}" "$work/chain_cpu" remote "$n" ${CHAIN_MODE:-} >"$work/remote" &
   client=$!
   # CPU ticks of a process, empty once it is gone
   ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || true; }
@@ -98,6 +98,11 @@ cmd_chain() {
       END { printf "per chain, whole machine, over the remote run: %.1f sendmsg, %.1f recvfrom, %.1f context switches\n",
             v["sys_enter_sendmsg"], v["sys_enter_recvfrom"], v["sched_switch"] }' "$work/counts"
   fi
+}
+
+# sycl-chain [CHAINS]: the chain as a SYCL runtime submits it (chain_cpu.c, "events")
+cmd_sycl_chain() {
+  CHAIN_MODE=events cmd_chain "$@"
 }
 
 # matmul [N]
