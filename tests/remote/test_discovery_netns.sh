@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # remote/discovery_netns: servers found through DNS-SD.  Three hosts (network
 # namespaces on a bridge), each with its own D-Bus system bus and avahi-daemon (in a
-# mount namespace with a private /run, since avahi-daemon's pid file and socket have
-# fixed paths); two pocld advertise (--advertise) under one name, so one of them
-# renames itself, and the client (POCL_REMOTE_DISCOVERY=avahi) must
+# mount namespace with a private /run and /etc/avahi/services: avahi-daemon's pid
+# file, socket and services have fixed paths); two pocld advertise (--advertise)
+# under one name, so one of them renames itself, and the client
+# (POCL_REMOTE_DISCOVERY=avahi) must
 #   1. with the servers' pre-shared key: find both and run a kernel on each, exact;
 #   2. with one of them named (POCL_REMOTE0_PARAMETERS): add only the other one;
 #   3. with a wrong key: add neither, saying so, and go on with its local device;
 #   4. refuse a bad POCL_REMOTE_DISCOVERY and POCL_REMOTE_DISCOVERY_MS, and go on
-#      without a reachable avahi-daemon.
+#      without a reachable avahi-daemon;
+#   5. find a server again after its avahi-daemon restarted.
+# Throughout, a service that the client's own host advertises for a port where no
+# pocld listens is found and refused, with a line on stderr.
 #   test_discovery_netns.sh POCLD BUILD_DIR CLIENT WORK_DIR
 # Needs root, `ip netns`, dbus-daemon and avahi-daemon; exits 77 (skipped) without.
 set -u
 if [[ $# -ne 4 ]]; then
-  sed -n '12,12p' "$0" | sed 's/^# //' >&2
+  sed -n '16,16p' "$0" | sed 's/^# //' >&2
   exit 2
 fi
 pocld=$1 build=$2 client=$3 work=$4
@@ -75,7 +79,7 @@ set +e
 # socket) and avahi-daemon, as unprivileged and unchrooted as the test allows.
 for i in 0 1 2; do
   h=$work/host$i
-  mkdir -p "$h/run/avahi-daemon"
+  mkdir -p "$h/run/avahi-daemon" "$h/services"
   cat >"$h/bus.conf" <<EOF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -106,17 +110,31 @@ EOF
     --nopidfile >"$h/dbus.log" 2>&1 &
   pids+=($!)
 done
+# The client's own host advertises a server that is not there: found, refused, said.
+cat >"$work/host0/services/bogus.service" <<EOF
+<?xml version="1.0" standalone='no'?>
+<!DOCTYPE service-group SYSTEM "avahi-service.dtd">
+<service-group>
+  <name>bogus server</name>
+  <service><type>_pocl._tcp</type><port>9</port><txt-record>devices=200</txt-record></service>
+</service-group>
+EOF
+avahi_pid=()
+start_avahi() { # HOST
+  local i=$1 h=$work/host$1
+  ip netns exec "${nss[$i]}" unshare -m sh -c \
+    "mount --bind '$h/run' /run && mount --bind '$h/services' /etc/avahi/services && DBUS_SYSTEM_BUS_ADDRESS=unix:path='$h/bus' exec avahi-daemon -f '$h/avahi-daemon.conf' --no-drop-root --no-chroot --no-rlimits" \
+    >>"$h/avahi.log" 2>&1 &
+  pids+=($!)
+  avahi_pid[$i]=$!
+}
 for i in 0 1 2; do
   for ((t = 0; t < 50; t++)); do
     [[ -S $work/host$i/bus ]] && break
     sleep 0.1
   done
   [[ -S $work/host$i/bus ]] || fail "dbus-daemon $i did not start: $(tail -n 3 "$work/host$i/dbus.log")"
-  h=$work/host$i
-  ip netns exec "${nss[$i]}" unshare -m sh -c \
-    "mount --bind '$h/run' /run && DBUS_SYSTEM_BUS_ADDRESS=unix:path='$h/bus' exec avahi-daemon -f '$h/avahi-daemon.conf' --no-drop-root --no-chroot --no-rlimits" \
-    >"$h/avahi.log" 2>&1 &
-  pids+=($!)
+  start_avahi $i
 done
 for i in 0 1 2; do
   for ((t = 0; t < 100; t++)); do
@@ -166,7 +184,8 @@ discover() { # LOG [env assignments...] -- [expected devices...]
 # 1. Both servers, found, with the key.
 discover "$work/found.out" POCL_DEVICES= POCL_REMOTE_PSK_FILE="$key" -- "$s1" "$s2" ||
   fail "with the key: $(tail -n 5 "$work/found.out")"
-grep "discovery:" "$work/found.out"
+grep -q "discovered server 'bogus server' at 10.215.0.1:9 refused" "$work/found.out" ||
+  fail "the bogus server's refusal is not said: $(tail -n 5 "$work/found.out")"
 # 2. One named, the other found; the named one is not added twice.
 discover "$work/named.out" POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS="$s2" \
   POCL_REMOTE_PSK_FILE="$key" -- "$s1" "$s2" ||
@@ -175,7 +194,7 @@ discover "$work/named.out" POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS="$s2" \
 discover "$work/wrong.out" POCL_DEVICES=pthread \
   POCL_REMOTE_PSK=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff -- ||
   fail "wrong key: $(tail -n 5 "$work/wrong.out")"
-[[ $(grep -c "discovered server 'pocld test.*refused" "$work/wrong.out") == 2 ]] ||
+[[ $(grep -c "discovered server '.*refused" "$work/wrong.out") == 3 ]] ||
   fail "wrong key: the two refusals are not said: $(tail -n 5 "$work/wrong.out")"
 # 4. Bad settings, and no daemon: said, and the named devices serve.
 discover "$work/bad_mode.out" POCL_DEVICES=pthread POCL_REMOTE_DISCOVERY=mdns -- ||
@@ -192,6 +211,18 @@ discover "$work/no_daemon.out" POCL_DEVICES=pthread \
   fail "no daemon: $(tail -n 5 "$work/no_daemon.out")"
 grep -q "no avahi-daemon" "$work/no_daemon.out" ||
   fail "no daemon not said: $(tail -n 5 "$work/no_daemon.out")"
-grep -q "does not prove our pre-shared key\|pre-shared key" "$work/pocld1.log" ||
+grep -q "wrong pre-shared key" "$work/pocld1.log" ||
   fail "pocld 1 did not log the wrong key"
+# 5. avahi-daemon restarts under a server: it advertises again, and is found again.
+kill "${avahi_pid[2]}"
+wait "${avahi_pid[2]}" 2>/dev/null
+start_avahi 2
+for ((t = 0; t < 100; t++)); do
+  [[ $(grep -c "advertised as" "$work/pocld2.log") -ge 2 ]] && break
+  sleep 0.1
+done
+[[ $(grep -c "advertised as" "$work/pocld2.log") -ge 2 ]] ||
+  fail "pocld 2 did not advertise again after avahi-daemon restarted: $(tail -n 5 "$work/pocld2.log")"
+discover "$work/again.out" POCL_DEVICES= POCL_REMOTE_PSK_FILE="$key" -- "$s1" "$s2" ||
+  fail "after the restart: $(tail -n 5 "$work/again.out")"
 echo "$name: PASS"
