@@ -10,9 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "remote.h"
 #include "remote_params.h"
+
+/* Connecting to the servers found stops after this long: anyone on the
+   link can advertise, and a server that accepts but never answers holds
+   each handshake for its full timeout (connect 5 s, HELLO 10 s).  */
+#define DISCOVERED_CONNECT_BUDGET_MS 15000
 
 /* "[address]:port/index" of each discovered device */
 static char discovered[POCL_REMOTE_MAX_DEVICES][80];
@@ -54,19 +60,37 @@ is_named (const pocl_remote_found *f)
   return 0;
 }
 
+static long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 unsigned
 pocl_remote_discovered_probe (unsigned named)
 {
   pocl_remote_found found[POCL_REMOTE_DISCOVERY_MAX];
   unsigned n, i, d;
+  long start;
   cl_int err;
   num_named = named;
   num_discovered = 0;
   n = pocl_remote_discover (found, POCL_REMOTE_DISCOVERY_MAX);
+  start = now_ms ();
   for (i = 0; i < n; ++i)
     {
       const pocl_remote_found *f = &found[i];
       remote_server *s;
+      if (now_ms () - start > DISCOVERED_CONNECT_BUDGET_MS)
+        {
+          fprintf (stderr,
+                   "pocl-remote: connecting to the discovered servers took "
+                   "over %d ms; %u of them are not tried\n",
+                   DISCOVERED_CONNECT_BUDGET_MS, n - i);
+          break;
+        }
       if (is_named (f))
         {
           POCL_MSG_PRINT_INFO ("remote: found '%s' at %s:%u, named already\n",
