@@ -32,7 +32,7 @@ namespace pocld {
 
 namespace {
 
-// The numeric form of a numeric --address, or "" for a host name.
+// A numeric --address as a socket address; false for a host name.
 bool numeric(const std::string &address, sockaddr_storage &out)
 {
   addrinfo hints{}, *res = nullptr;
@@ -44,16 +44,6 @@ bool numeric(const std::string &address, sockaddr_storage &out)
   return true;
 }
 
-bool wildcard(const sockaddr_storage &a)
-{
-  if (a.ss_family == AF_INET)
-    return reinterpret_cast<const sockaddr_in &>(a).sin_addr.s_addr ==
-           htonl(INADDR_ANY);
-  return a.ss_family == AF_INET6 &&
-         IN6_IS_ADDR_UNSPECIFIED(
-             &reinterpret_cast<const sockaddr_in6 &>(a).sin6_addr);
-}
-
 bool loopback(const sockaddr_storage &a)
 {
   if (a.ss_family == AF_INET)
@@ -61,6 +51,18 @@ bool loopback(const sockaddr_storage &a)
             24) == 127;
   return a.ss_family == AF_INET6 &&
          IN6_IS_ADDR_LOOPBACK(
+             &reinterpret_cast<const sockaddr_in6 &>(a).sin6_addr);
+}
+
+#ifdef POCL_REMOTE_HAVE_AVAHI
+
+bool wildcard(const sockaddr_storage &a)
+{
+  if (a.ss_family == AF_INET)
+    return reinterpret_cast<const sockaddr_in &>(a).sin_addr.s_addr ==
+           htonl(INADDR_ANY);
+  return a.ss_family == AF_INET6 &&
+         IN6_IS_ADDR_UNSPECIFIED(
              &reinterpret_cast<const sockaddr_in6 &>(a).sin6_addr);
 }
 
@@ -92,8 +94,6 @@ unsigned interface_of(const std::string &address)
   freeifaddrs(list);
   return index;
 }
-
-#ifdef POCL_REMOTE_HAVE_AVAHI
 
 struct State {
   AvahiSimplePoll *poll = nullptr;

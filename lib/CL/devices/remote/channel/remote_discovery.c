@@ -246,6 +246,8 @@ pocl_remote_discover (pocl_remote_found *out, unsigned max)
 unsigned
 pocl_remote_discover (pocl_remote_found *out, unsigned max)
 {
+  (void)out;
+  (void)max;
   if (discovery_ms () < 0)
     return 0;
   fprintf (stderr, "pocl-remote: POCL_REMOTE_DISCOVERY=avahi: this PoCL was "
