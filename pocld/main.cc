@@ -1,4 +1,5 @@
 // main.cc - pocld, the PoCL-R server daemon: command line, signals, startup.
+#include "advertise.hh"
 #include "control.hh"
 #include "credentials.hh"
 #include "log.hh"
@@ -104,6 +105,14 @@ int main(int argc, char **argv)
                     "--tls-ca needs them\n");
     return 2;
   }
+  pocld::Advertisement adv;
+  adv.name = set.advertise_name;
+  adv.address = set.address;
+  if (set.advertise && !pocld::advertise_supported()) {
+    fprintf(stderr, "pocld: --advertise: this pocld was built without Avahi "
+                    "(libavahi-client-dev)\n");
+    return 2;
+  }
   if (!pocld::credentials_load(set))
     return 1;
   // Anyone who can reach a non-loopback address could use the devices.
@@ -137,6 +146,9 @@ int main(int argc, char **argv)
   sa.sa_flags = SA_NOCLDSTOP;
   sigaction(SIGCHLD, &sa, nullptr);
 
+  // The session processes' OpenCL serves this host's devices only: a PoCL
+  // among their platforms must not add the servers it would discover.
+  unsetenv("POCL_REMOTE_DISCOVERY");
   // No OpenCL in this process: see doc/pocld.md, "Processes".
   pocld::Server server(static_cast<unsigned>(set.max_sessions));
   long ndev = server.discover_devices();
@@ -162,6 +174,15 @@ int main(int argc, char **argv)
            pocld::psk.empty() ? "no key" : "pre-shared key required",
            pocld::tls_on() ? "TLS required" : "no TLS", malloc_library());
   LOG_INFO("-", "%s", line);
+  if (set.advertise && !pocld::advertise_check(adv).empty())
+    LOG_WARN("-", "not advertising: %s", pocld::advertise_check(adv).c_str());
+  else if (set.advertise) {
+    adv.port = static_cast<uint16_t>(set.port);
+    adv.devices = ndev;
+    adv.psk = !pocld::psk.empty();
+    adv.tls = pocld::tls_on();
+    pocld::advertise_start(adv);
+  }
   pocld::notify((std::string("READY=1\nSTATUS=") + line).c_str());
   server.run(&g_stop, &g_reload, reload, &waitmask);
   pocld::notify("STOPPING=1");

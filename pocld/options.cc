@@ -168,6 +168,28 @@ const std::vector<Option> &table()
          tls_allow_ucx = strcmp(v, "true") == 0;
          return std::string();
        }},
+      {"advertise", nullptr, true,
+       fmt("advertise the command port by DNS-SD (mDNS) through\n"
+           "avahi-daemon, as a %s service, for clients'\n"
+           "POCL_REMOTE_DISCOVERY=avahi",
+           POCL_REMOTE_DNSSD_TYPE),
+       [](Settings &s, const char *v) {
+         s.advertise = strcmp(v, "true") == 0;
+         return std::string();
+       }},
+      {"advertise-name", "NAME", true,
+       "the advertised service's name, 1 to 63 bytes\n"
+       "(default \"pocld on HOST\"; taken: \"N #2\", ...)",
+       [](Settings &s, const char *v) {
+         size_t n = strlen(v);
+         if (n == 0 || n > 63)
+           return fmt("service name of %zu bytes (1 to 63)", n);
+         for (const char *p = v; *p != '\0'; ++p)
+           if (static_cast<unsigned char>(*p) < 0x20 || *p == 0x7f)
+             return std::string("control character in the service name");
+         s.advertise_name = v;
+         return std::string();
+       }},
       {"log-level", "L", true, "error, warn, info or debug (default info)",
        [](Settings &, const char *v) {
          static const char *const names[] = {"error", "warn", "info", "debug"};

@@ -15,6 +15,8 @@ struct Settings {
   long max_sessions = 0;
   std::string psk_file, tls_cert, tls_key, tls_ca; // empty: none
   bool insecure = false;
+  bool advertise = false;     // DNS-SD through avahi-daemon
+  std::string advertise_name; // empty: "pocld on HOST"
 };
 
 enum class Parsed { Run, Done, Bad };

@@ -26,10 +26,11 @@ log=$build_root/logs/setup.log
 # libssl-dev: HMAC for pre-shared keys (doc/security.md); libucx-dev: bulk payloads over UCX
 # (RDMA, shared memory; doc/protocol.md, Transports); both builds also build without them.
 # dpkg-dev: dpkg-shlibdeps for tools/package.sh. libjemalloc-dev: pocld's malloc
-# (pocld/CMakeLists.txt; it builds without it too).
+# (pocld/CMakeLists.txt; it builds without it too). libavahi-client-dev: DNS-SD,
+# pocld's --advertise and the client's POCL_REMOTE_DISCOVERY (both build without it).
 pkgs=(cmake ninja-build g++ pkg-config ccache python3 patch xz-utils
       ocl-icd-libopencl1 ocl-icd-opencl-dev ocl-icd-dev opencl-headers clinfo libssl-dev
-      libucx-dev dpkg-dev libjemalloc-dev)
+      libucx-dev dpkg-dev libjemalloc-dev libavahi-client-dev)
 if [[ $thin == 0 ]]; then
   # Kernel compiler for the CPU devices, hwloc for their topology, and upstream's tarball.
   # libclang-common-15-dev: clang-15's libFuzzer and sanitizer runtimes (remote/fuzz_decode).
@@ -42,7 +43,10 @@ if [[ $thin == 0 ]]; then
          # system call filters emulated with libseccomp (tests/remote/service_sandbox.py).
          systemd python3-seccomp
          # gdb: a remote test that sees its servers hang prints their threads' stacks.
-         gdb)
+         gdb
+         # remote/discovery_netns runs its own avahi-daemon and D-Bus system bus in
+         # each network namespace.
+         avahi-daemon dbus-daemon)
   client_pkgs=(clblast-tests clpeak python3-venv)
 else
   client_pkgs=()

@@ -32,6 +32,11 @@ extern "C" {
    connections on P + 2 unless the client names another peer address.  */
 #define POCL_REMOTE_DATA_PORT_OFFSET 1
 #define POCL_REMOTE_PEER_PORT_OFFSET 2
+/* The DNS-SD service type pocld advertises (--advertise) and the client
+   browses for (POCL_REMOTE_DISCOVERY=avahi), with TXT keys proto (this
+   version), devices, psk and tls (0 or 1): hints for people and logs; the
+   handshake decides, as for a named server.  */
+#define POCL_REMOTE_DNSSD_TYPE "_pocl._tcp"
 
 /* Limits every receiver enforces before allocating.  */
 /* Payload of anything but buffer and image data (sources, binaries, logs).  */

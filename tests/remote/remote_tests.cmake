@@ -28,7 +28,8 @@ set(REMOTE_E2E_PROGRAMS
   coalesce
   builtin_kernels
   acks
-  outage)
+  outage
+  discovery)
 
 foreach(prog ${REMOTE_E2E_PROGRAMS})
   set(tgt "remote_test_${prog}")
@@ -301,6 +302,16 @@ if(ENABLE_HOST_CPU_DEVICES)
     set_tests_properties(remote/outage_${mode} PROPERTIES LABELS "remote"
       TIMEOUT 480 SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "outage: FAIL")
   endforeach()
+  # Servers found through DNS-SD: avahi-daemon and a D-Bus system bus on each of
+  # three hosts (network namespaces); skipped (77) without root, ip netns or Avahi.
+  add_test(NAME remote/discovery_netns
+    COMMAND "${REMOTE_TESTS_DIR}/test_discovery_netns.sh"
+            "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_discovery>
+            "${CMAKE_CURRENT_BINARY_DIR}/discovery_netns")
+  set_tests_properties(remote/discovery_netns PROPERTIES LABELS "remote"
+    TIMEOUT 120 SKIP_RETURN_CODE 77
+    FAIL_REGULAR_EXPRESSION "discovery[_a-z]*: FAIL")
 endif()
 
 include(runaway_kernel.cmake)

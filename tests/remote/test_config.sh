@@ -46,6 +46,7 @@ good() { # OPTION METAVAR: a valid value
     tls-key:F) echo "$work/tls.key" ;;
     trace:PREFIX) echo "$work/trace" ;;
     ucx:MODE) echo on ;;
+    advertise-name:NAME) echo "pocld config test" ;;
     *) fail "no sample value for --$1 $2: add one to test_config.sh" ;;
   esac
 }
@@ -54,7 +55,7 @@ bad() { # METAVAR: a value that must be refused ("" when every value is valid)
     P | Q | N | C | S) echo 0x10 ;;
     L) echo loud ;;
     MODE) echo sometimes ;;
-    A | F) echo '' ;;
+    A | F | NAME) echo '' ;;
     *) echo '-' ;;
   esac
 }

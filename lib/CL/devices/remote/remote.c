@@ -35,7 +35,8 @@ static unsigned int
 pocl_remote_probe (struct pocl_device_ops *ops)
 {
   int n = pocl_device_get_env_count (ops->device_name);
-  return n > 0 ? (unsigned)n : 0;
+  unsigned named = n > 0 ? (unsigned)n : 0;
+  return named + pocl_remote_discovered_probe (named);
 }
 
 static char *
@@ -75,6 +76,8 @@ pocl_remote_init (unsigned j, cl_device_id dev, const char *parameters)
   dev->num_partition_types = 0;
   dev->device_side_printf = 0;
 
+  if (pocl_remote_discovered_params (j) != NULL)
+    parameters = pocl_remote_discovered_params (j);
   why = pocl_remote_parse_parameters (parameters, &pp);
   if (why != NULL)
     {

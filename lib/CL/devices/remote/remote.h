@@ -239,6 +239,12 @@ char *pocl_remote_source_prefix (const char *server,
    (CL_DEVICE_BUILT_IN_KERNELS and ..._WITH_VERSION) */
 void pocl_remote_setup_builtins (cl_device_id dev);
 
+/* remote_discovered.c: the devices of servers found by DNS-SD, numbered
+   from `named` on (the probe's count), and the address of device j as
+   POCL_REMOTE<j>_PARAMETERS would give it; NULL for a named device.  */
+unsigned pocl_remote_discovered_probe (unsigned named);
+const char *pocl_remote_discovered_params (unsigned j);
+
 /* remote_submit.c, remote_program.c: fill their part of the ops table */
 void pocl_remote_init_submit_ops (struct pocl_device_ops *ops);
 void pocl_remote_init_program_ops (struct pocl_device_ops *ops);

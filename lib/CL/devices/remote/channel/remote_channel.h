@@ -184,6 +184,24 @@ typedef struct remote_channel_handlers
 } remote_channel_handlers;
 void pocl_remote_channel_setup (const remote_channel_handlers *h);
 
+/* DNS-SD discovery (remote_discovery.c).  A server found by browsing:
+   its numeric address (IPv6 without brackets) and command port, and its
+   service instance name for messages.  */
+typedef struct pocl_remote_found
+{
+  char host[64];
+  uint16_t port;
+  char name[64];
+} pocl_remote_found;
+/* servers one discovery adds at most */
+#define POCL_REMOTE_DISCOVERY_MAX 64
+/* With POCL_REMOTE_DISCOVERY=avahi, browses for POCL_REMOTE_DNSSD_TYPE for
+   POCL_REMOTE_DISCOVERY_MS and resolves what it finds into out[0..max),
+   one entry per server: how many.  0 when not asked for, and after a
+   refused setting or without a reachable avahi-daemon (both said on
+   stderr).  */
+unsigned pocl_remote_discover (pocl_remote_found *out, unsigned max);
+
 /* Sessions (remote_session.c).  The session with host:port, connected on
    first use; peer_host/peer_port: where its peers reach it (NULL: host,
    port + 2).  */
