@@ -109,15 +109,21 @@ void Completions::complete(Pending *p, cl_int exec_status)
     POCLD_TRACE(NativeComplete, p->id, 0, 0);
   pocl_remote_completion c{};
   c.status = exec_status < 0 ? exec_status : p->error;
-  // In-order queue: the covered commands ended before this one.  If this
-  // one failed, so may have they (a CUDA error poisons the context); not
-  // for p->error, which is this command's own (a part of it).
+  // The covered commands ended before this one.  If this one failed, so may
+  // have those without an event (a CUDA error poisons the context); not for
+  // p->error, which is this command's own (a part of it).
   const bool batch = !p->covered.empty() && client_.begin_batch();
   if (!p->covered.empty()) {
     bool drained = false;
     t_drained = &drained;
-    for (Pending *e : p->covered)
-      complete(e, exec_status < 0 ? exec_status : CL_COMPLETE);
+    for (Pending *e : p->covered) {
+      cl_int st = exec_status < 0 ? exec_status : CL_COMPLETE;
+      // A chained command has its own event, and its own outcome.
+      if (e->chained)
+        clGetEventInfo(e->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                       nullptr);
+      complete(e, st);
+    }
     t_drained = nullptr;
     p->covered.clear();
   }
@@ -596,8 +602,8 @@ void Completions::sweep_failed()
     // Those complete themselves, whatever happens.
     // The waiter's commands too: it reports failures itself.
     const Platform &pl = devs_.platforms[p->platform];
-    if (p->ev != nullptr && !p->self_completing() && pl.silent_failures &&
-        !(pl.wait_completion && !p->gated)) {
+    if (p->ev != nullptr && !p->chained && !p->self_completing() &&
+        pl.silent_failures && !(pl.wait_completion && !p->gated)) {
       clRetainEvent(p->ev);
       seen.emplace_back(p, p->ev);
     }

@@ -100,12 +100,17 @@ struct Pending {
   bool push_has_size = false;
   // Peers that asked (SUBSCRIBE) to hear of the completion.
   std::vector<uint32_t> subscribers;
-  // Earlier commands of the same in-order queue that have no native event
-  // (ev == nullptr): they are complete when this one is, and are reported
-  // first.  Such a command's `cover` is this one's event (not retained, see
-  // Session::adopt), for commands of other queues that wait on it.
+  // Earlier commands of the same queue that are complete when this one is,
+  // reported first: of an in-order queue, commands without a native event
+  // (ev == nullptr), whose `cover` is this one's event (not retained, see
+  // Session::adopt), for commands of other queues that wait on them; of an
+  // out-of-order queue, a chain of commands each waited for by the next
+  // (`chained`).
   std::vector<Pending *> covered;
   cl_event cover = nullptr;
+  // Its native event has no callback: the command after it, which waits for
+  // it, covers it (Session::run).  The sweep leaves it to that one.
+  bool chained = false;
 };
 
 // An event of another device or a user event, as NOTIFY_EVENT (client) or

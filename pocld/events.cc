@@ -35,8 +35,9 @@ Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
       return nullptr;
     }
   }
-  // A command waited on must have an event, or a cover that has one.
-  if (trailing_ != nullptr)
+  // A command waited on must have an event, or a cover that has one (the
+  // chained commands of an out-of-order queue have theirs).
+  if (trailing_ != nullptr && trailing_->elide)
     for (uint32_t i = 0; i < waits.count; ++i)
       if (waits[i].origin == POCL_REMOTE_WAIT_SAME_SERVER) {
         cover_trailing();

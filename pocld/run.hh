@@ -59,8 +59,14 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   }
   // A gated command must not cover earlier ones: they would be reported
   // only once the client released it, and the client may be waiting for
-  // them first.
-  if (p->gated && !q.untracked.empty())
+  // them first.  On an out-of-order queue only a command that waits for
+  // the chain's last one covers the chain (it may have failed to launch,
+  // and another come instead).
+  if (!q.untracked.empty() &&
+      (p->gated ||
+       (!q.elide &&
+        !(waits.count == 1 && waits[0].origin == POCL_REMOTE_WAIT_SAME_SERVER &&
+          waits[0].event_id == q.untracked.back()->id))))
     cover(q);
   // NVIDIA's OpenCL charges several microseconds for every event it hands
   // out (doc/benchmarks.md), and on a CPU device every callback is
@@ -71,12 +77,30 @@ Session::Outcome Session::run(uint64_t id, const pocl_remote_cmd &c,
   const bool elide = may_elide && q.elide && !p->gated &&
                      !(c.flags & (POCL_RCMD_PROFILING | POCL_RCMD_WATCHED)) &&
                      next_ndrange_queue_ == c.queue_id;
+  // Out-of-order queue, as SYCL runtimes submit: when the next command,
+  // already here, waits for this one alone, this one keeps its native event
+  // (that wait) but gets no callback, and is reported with the next one,
+  // which cannot end before it: one callback and one COMPLETION batch for
+  // a chain instead of one per command (doc/pocld.md, "Chains on
+  // out-of-order queues").  Its report waits for the chain's next command.
+  const bool chain = may_elide && !q.elide && !p->gated &&
+                     next_ndrange_queue_ == c.queue_id && next_sole_wait_ == id;
   cl_event ev = nullptr;
   const uint64_t trace_t0 = POCLD_TRACE_T0();
-  err = enqueue(static_cast<cl_uint>(waits_.size()),
-                waits_.empty() ? nullptr : waits_.data(),
-                elide ? nullptr : &ev);
+  err =
+      enqueue(static_cast<cl_uint>(waits_.size()),
+              waits_.empty() ? nullptr : waits_.data(), elide ? nullptr : &ev);
   POCLD_TRACE_SPAN(NativeEnqueue, id, in_.hdr.type, 0, trace_t0);
+  if (chain && err == CL_SUCCESS) {
+    release_waits();
+    p->ev = ev;
+    p->chained = true;
+    q.untracked.push_back(p);
+    trailing_ = &q;
+    trailing_id_ = c.queue_id;
+    enqueued(q);
+    return Outcome::Ok;
+  }
   if (elide && err == CL_SUCCESS) {
     release_waits();
     p->ev = nullptr;

@@ -211,6 +211,7 @@ bool Session::run_commands()
     if (st != MsgReader::Status::Ok)
       return false;
     next_ndrange_queue_ = reader.next_ndrange_queue();
+    next_sole_wait_ = reader.next_ndrange_sole_wait();
     if (m.hdr.type == POCL_RMSG_BYE) {
       LOG_INFO(sid_, "the client said goodbye");
       if (write_busy_)

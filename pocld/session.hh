@@ -436,6 +436,8 @@ private:
   // wait for it: a command goes without an event only when the next one,
   // on the same queue, is already here to cover it.
   uint64_t next_ndrange_queue_ = UINT64_MAX;
+  // ... and the event it waits for alone (MsgReader::next_ndrange_sole_wait).
+  uint64_t next_sole_wait_ = UINT64_MAX;
   Queue *trailing_ = nullptr;
   uint64_t trailing_id_ = 0;
 };

@@ -68,6 +68,20 @@ uint64_t MsgReader::next_ndrange_queue() const
   return load<pocl_remote_cmd>(buf_ + start_ + kHdr).queue_id;
 }
 
+uint64_t MsgReader::next_ndrange_sole_wait() const
+{
+  if (!has_message())
+    return UINT64_MAX;
+  pocl_remote_hdr h;
+  memcpy(&h, buf_ + start_, kHdr);
+  if (h.type != POCL_RMSG_NDRANGE || h.body_size < sizeof(pocl_remote_cmd) ||
+      h.payload_size < sizeof(pocl_remote_wait) ||
+      load<pocl_remote_cmd>(buf_ + start_ + kHdr).num_waits != 1)
+    return UINT64_MAX;
+  const auto w = load<pocl_remote_wait>(buf_ + start_ + kHdr + h.body_size);
+  return w.origin == POCL_REMOTE_WAIT_SAME_SERVER ? w.event_id : UINT64_MAX;
+}
+
 MsgReader::Status MsgReader::fill(uint64_t need)
 {
   while (end_ - start_ < need) {

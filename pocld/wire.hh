@@ -90,6 +90,9 @@ public:
   // The queue of the next message if it is a whole NDRANGE already
   // buffered, else UINT64_MAX.  Not validated yet: a hint only.
   uint64_t next_ndrange_queue() const;
+  // The event that this NDRANGE waits for, when that is its whole wait list
+  // and on this server, else UINT64_MAX.  A hint too.
+  uint64_t next_ndrange_sole_wait() const;
 
 private:
   Status fill(uint64_t need);

@@ -30,6 +30,12 @@
      no deadlock.
    - A chain of 301 kernels on an in-order queue, the middle one waited for
      from another queue: both results exact.
+   - A chain as SYCL runtimes submit it: 300 kernels on an out-of-order
+     queue with profiling, each waiting for the previous one's event, every
+     event held; the 100th also waits for a user event, set once all are
+     enqueued; the middle one waited for from the host first.  Every event
+     complete, each kernel's start after the previous one's end, the result
+     exact.
    Each check runs on its own (run_sub): a failed check, or one that hangs
    past its watchdog, is reported with the step it was in and the next check
    still runs; the verdict line counts them.  */
@@ -599,6 +605,90 @@ test_long_chain (void)
         LEN + 1);
 }
 
+static void
+test_event_chain (void)
+{
+  enum { LEN = 300, GATE = 100, MID = 150 };
+  if (oq == NULL)
+    {
+      note ("no out-of-order queue: the event chain is skipped");
+      return;
+    }
+  uint32_t *init = xmalloc (N * 4), *got = xmalloc (N * 4),
+           *want = xmalloc (N * 4);
+  for (size_t i = 0; i < N; ++i)
+    init[i] = (uint32_t)(i * 2654435761u);
+  cl_int err;
+  cl_queue_properties props[]
+      = { CL_QUEUE_PROPERTIES,
+          CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE,
+          0 };
+  cl_command_queue cq
+      = clCreateCommandQueueWithProperties (ctx, dev, props, &err);
+  CHECK_ERR (err, "clCreateCommandQueueWithProperties");
+  cl_mem b = clCreateBuffer (ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                             N * 4, init, &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  cl_kernel inc = affine_kernel (b, 1, 1);
+  cl_event gate = clCreateUserEvent (ctx, &err);
+  CHECK_ERR (err, "clCreateUserEvent");
+  pending_user = gate;
+  cl_event ev[LEN];
+  size_t g = N;
+  step ("enqueueing the chain");
+  for (int i = 0; i < LEN; ++i)
+    {
+      cl_event w[2] = { i ? ev[i - 1] : NULL, gate };
+      cl_uint nw = i == 0 ? 0 : i == GATE ? 2 : 1;
+      CHECK (clEnqueueNDRangeKernel (cq, inc, 1, NULL, &g, NULL, nw,
+                                     nw ? w : NULL, &ev[i]));
+    }
+  CHECK (clFlush (cq));
+  step ("waiting for a kernel before the gate");
+  CHECK (clWaitForEvents (1, &ev[GATE / 2]));
+  CHECK (clSetUserEventStatus (gate, CL_COMPLETE));
+  pending_user = NULL;
+  step ("waiting for the middle kernel");
+  CHECK (clWaitForEvents (1, &ev[MID]));
+  step ("waiting for the last kernel");
+  CHECK (clWaitForEvents (1, &ev[LEN - 1]));
+  cl_ulong prev_end = 0;
+  for (int i = 0; i < LEN; ++i)
+    {
+      cl_int st = 1;
+      cl_ulong start = 0, end = 0;
+      CHECK (clGetEventInfo (ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                             sizeof (st), &st, NULL));
+      if (st != CL_COMPLETE)
+        fail ("kernel %d of the chain is %d after the last one ended", i, st);
+      CHECK (clGetEventProfilingInfo (ev[i], CL_PROFILING_COMMAND_START,
+                                      sizeof (start), &start, NULL));
+      CHECK (clGetEventProfilingInfo (ev[i], CL_PROFILING_COMMAND_END,
+                                      sizeof (end), &end, NULL));
+      if (start == 0 || end < start || start < prev_end)
+        fail ("kernel %d ran from %llu to %llu, the one before it ended at "
+              "%llu",
+              i, (unsigned long long)start, (unsigned long long)end,
+              (unsigned long long)prev_end);
+      prev_end = end;
+      clReleaseEvent (ev[i]);
+    }
+  CHECK (clEnqueueReadBuffer (cq, b, CL_TRUE, 0, N * 4, got, 0, NULL, NULL));
+  for (size_t i = 0; i < N; ++i)
+    want[i] = init[i] + LEN;
+  expect_u32 (got, want, N, "the chain's buffer");
+  clReleaseEvent (gate);
+  clReleaseKernel (inc);
+  clReleaseMemObject (b);
+  clReleaseCommandQueue (cq);
+  free (init);
+  free (got);
+  free (want);
+  note ("%d kernels chained by events on an out-of-order queue, one gated: "
+        "every event complete, in order, exact",
+        LEN);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -640,6 +730,8 @@ main (int argc, char **argv)
   run_sub ("a context freed by a completion during clCreateContext",
            test_release_while_creating, 45);
   run_sub ("a long chain, waited on in the middle", test_long_chain, 45);
+  run_sub ("a chain of events on an out-of-order queue", test_event_chain,
+           45);
 
   if (sub_hung)
     return sub_finish ("");
