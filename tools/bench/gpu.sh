@@ -172,7 +172,7 @@ cmd_gpu() {
   trace_sum "$logs/trace-merged.json" "$logs/trace-client.json" "$logs/trace-[ab].*.json"
 }
 
-# gpu-overhead [PART...]; OLD, ROUNDS, ITERATIONS, MOVES, TRACE=1, CLIENT_CPUS,
+# gpu-overhead [PART...] (noop stream chain events migrate); OLD, ROUNDS, ITERATIONS, MOVES, TRACE=1, CLIENT_CPUS,
 # POCLD_CPUS, SERVER_ICD
 cmd_gpu_overhead() {
   port=${PORT:-26000}

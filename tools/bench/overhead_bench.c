@@ -11,6 +11,9 @@
               Target: a kernel with buffer arguments costs what the no-op
               costs (native + RTT + 10 us), dot native + two RTT;
    - chain:   100 dependent kernels, one clFinish; ratio to native + RTT;
+   - events:  the chain as a SYCL runtime submits it: an out-of-order queue,
+              each kernel waiting for the previous one's event (every event
+              held), then a wait for the last one; ratio to native + RTT;
    - migrate: with a second remote device on another server, a 4-byte
               clEnqueueMigrateMemObjects + clFinish between the servers
               (min, median, p90: a median far above the minimum means that
@@ -37,7 +40,7 @@
    MOVES: migrations of each size from 16 MiB (default 10 of 16 MiB, 4 of
    the others).
 
-   PARTS are noop, stream, chain, migrate (default: all).  */
+   PARTS are noop, stream, chain, events, migrate (default: all).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -183,6 +186,54 @@ chain (dev *d, int len, int iters)
   stats s = chain_series (d->q, k, c, d->name, len, iters);
   clReleaseMemObject (c);
   clReleaseKernel (k);
+  return s;
+}
+
+static stats
+event_chain (dev *d, int len, int iters)
+{
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue (
+      d->ctx, d->id, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  CHECK (err);
+  cl_kernel k = kernel (d, "inc");
+  cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
+  CHECK (err);
+  CHECK (clSetKernelArg (k, 0, sizeof (c), &c));
+  size_t g = 1;
+  double *v = malloc (iters * sizeof (double));
+  int i, j, zero = 0, got = 0;
+  for (i = -5; i < iters; ++i)
+    {
+      CHECK (clEnqueueWriteBuffer (q, c, CL_TRUE, 0, 4, &zero, 0, NULL, NULL));
+      double t0 = now_us ();
+      cl_event prev = NULL, ev;
+      for (j = 0; j < len; ++j)
+        {
+          CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL,
+                                         prev != NULL, prev ? &prev : NULL,
+                                         &ev));
+          if (prev != NULL)
+            clReleaseEvent (prev);
+          prev = ev;
+        }
+      CHECK (clWaitForEvents (1, &prev));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+      clReleaseEvent (prev);
+      CHECK (clEnqueueReadBuffer (q, c, CL_TRUE, 0, 4, &got, 0, NULL, NULL));
+      if (got != len)
+        {
+          fprintf (stderr, "event chain on %s counted %d, expected %d\n",
+                   d->name, got, len);
+          exit (1);
+        }
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  clReleaseMemObject (c);
+  clReleaseKernel (k);
+  clReleaseCommandQueue (q);
   return s;
 }
 
@@ -399,7 +450,7 @@ typedef struct native
 {
   char name[256];
   cl_uint units;
-  stats noop, chain;
+  stats noop, chain, events;
   double stream[NKERNELS];
   /* blocking 4-byte read and write, us: back to back, and each after
      IDLE_GAP_US without commands */
@@ -469,6 +520,8 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
         stream (&local, (size_t)1 << log2n, 20, n.stream);
       if (want (argc, argv, first, "chain"))
         n.chain = chain (&local, 100, chains (iters));
+      if (want (argc, argv, first, "events"))
+        n.events = event_chain (&local, 100, chains (iters));
       if (want (argc, argv, first, "migrate"))
         transfer4 (&local, iters, &n);
       _exit (write (fd[1], &n, sizeof (n)) == (ssize_t)sizeof (n) ? 0 : 1);
@@ -591,6 +644,21 @@ main (int argc, char **argv)
       printf ("chain: remote / (native + RTT) = %.2fx (median), %.2fx "
               "(min)\n",
               rc.median / (lc.median + r), rc.min / (lc.min + r));
+    }
+
+  if (want (argc, argv, optind, "events"))
+    {
+      stats le = icd ? nat.events : event_chain (&local, 100, chains (iters));
+      stats re = event_chain (&remote, 100, chains (iters));
+      printf ("\n%-28s %10s %10s %10s\n", "100 kernels, event chain (us)",
+              "min", "median", "p90");
+      printf ("%-28s %10.1f %10.1f %10.1f\n", "native", le.min, le.median,
+              le.p90);
+      printf ("%-28s %10.1f %10.1f %10.1f\n", "remote", re.min, re.median,
+              re.p90);
+      printf ("events: remote / (native + RTT) = %.2fx (median), %.2fx "
+              "(min)\n",
+              re.median / (le.median + r), re.min / (le.min + r));
     }
 
   if (peer.id && want (argc, argv, optind, "migrate"))
