@@ -368,6 +368,15 @@ cl_program make_program(
     return prog;
   case POCL_REMOTE_BUILD_BINARY:
   case POCL_REMOTE_BUILD_LOAD: {
+    // A module given as a binary builds as PoCL builds it (the client is a
+    // PoCL device): as IL, which runtimes take where their binary call may
+    // not (Intel's refuses SPIR-V).
+    if (kind == POCL_REMOTE_BUILD_BINARY && is_spirv(body, body_len)) {
+      prog = clCreateProgramWithIL(ctx, body, body_len, &err);
+      if (prog != nullptr)
+        err = clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr);
+      return prog;
+    }
     cl_int bin_status = CL_SUCCESS;
     prog = clCreateProgramWithBinary(ctx, 1, &dev, &body_len, &body,
                                      &bin_status, &err);
