@@ -56,8 +56,7 @@ typedef struct remote_device_data
   char *source_prefix;
   /* a hidden OpenCL C feature: OpenCL C 1.2 is the highest full version */
   int c_version_cut;
-  /* SPIR-V served: the server's device takes it, and this library reads
-     modules (clCreateProgramWithIL needs PoCL's own SPIR-V support) */
+  /* SPIR-V served: the server's device takes it */
   int il;
 } remote_device_data;
 

@@ -235,12 +235,11 @@ static void keep_info (remote_device_data *d, const char *entry, uint64_t n);
 static const char *find_info (remote_device_data *d, cl_device_info param,
                               uint32_t *size);
 
-/* SPIR-V is served where the server's device takes it and this library
-   reads modules: PoCL's core checks a module and finds its specialization
-   constants itself, with its own SPIR-V support (ENABLE_SPIRV; a build
-   without it refuses every module).  Then the IL queries are the server
-   device's, as PoCL's own fields (its checks and supports_binary read
-   them); else the device has no IL.  */
+/* SPIR-V is served where the server's device takes it (PoCL's core
+   checks a module and finds its specialization constants on the client,
+   with or without SPIR-V support of its own: patch 0125).  Then the IL
+   queries are the server device's, as PoCL's own fields (its checks and
+   supports_binary read them); else the device has no IL.  */
 static void
 setup_il (cl_device_id dev)
 {
@@ -248,10 +247,7 @@ setup_il (cl_device_id dev)
   uint32_t size = 0;
   const char *v = find_info (d, CL_DEVICE_IL_VERSION, &size);
   char *il = v != NULL ? dup_string (v, size) : NULL;
-  d->il = 0;
-#ifdef ENABLE_SPIRV
   d->il = il != NULL && strstr (il, "SPIR-V") != NULL;
-#endif
   dev->supported_spir_v_versions = "";
   dev->ils_with_version = NULL;
   dev->num_ils_with_version = 0;
