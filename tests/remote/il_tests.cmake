@@ -48,6 +48,18 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_SPIRV)
   set_tests_properties(remote/il_programs_intel PROPERTIES LABELS "remote"
     FIXTURES_REQUIRED pocld_intel TIMEOUT 720 FAIL_REGULAR_EXPRESSION "il_programs: FAIL")
 
+  # Through remote with the thin build's client (no LLVM, no SPIR-V support of its
+  # own: PoCL's core reads the module's constants itself, patch 0125), which
+  # tools/test.sh builds first; skipped without it.
+  get_filename_component(il_build_root "${CMAKE_BINARY_DIR}/.." ABSOLUTE)
+  add_test(NAME remote/il_programs_thin
+    COMMAND sh -c "[ -d \"$0\" ] || { echo \"il_programs: SKIP: no thin build ($0)\"; exit 77; }; RUN_REMOTE_VENDORS=\"$0\" exec \"$1\" \"$2\" \"$3\" \"$4\" remote-only \"$5\""
+            "${il_build_root}/thin/ocl-vendors" "${RUN_REMOTE}" "${STATE}"
+            "${CMAKE_BINARY_DIR}" $<TARGET_FILE:remote_test_il_programs> "${il_module}")
+  set_tests_properties(remote/il_programs_thin PROPERTIES LABELS "remote"
+    FIXTURES_REQUIRED pocld TIMEOUT 300 SKIP_RETURN_CODE 77
+    FAIL_REGULAR_EXPRESSION "il_programs: FAIL")
+
   # A device without SPIR-V: the CUSTOM hevc device (no compiler), locally and on a
   # pocld of its own serving "pthread hevc" (the CUSTOM device is index 1).
   if(BUILD_HEVC)
