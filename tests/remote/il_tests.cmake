@@ -50,10 +50,11 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_SPIRV)
 
   # Through remote with the thin build's client (no LLVM, no SPIR-V support of its
   # own: PoCL's core reads the module's constants itself, patch 0125), which
-  # tools/test.sh builds first; skipped without it.
+  # tools/test.sh builds first; skipped without it. Under tools/sanitize.sh the
+  # sanitized thin client (its RUN_REMOTE_VENDORS).
   get_filename_component(il_build_root "${CMAKE_BINARY_DIR}/.." ABSOLUTE)
   add_test(NAME remote/il_programs_thin
-    COMMAND sh -c "[ -d \"$0\" ] || { echo \"il_programs: SKIP: no thin build ($0)\"; exit 77; }; RUN_REMOTE_VENDORS=\"$0\" exec \"$1\" \"$2\" \"$3\" \"$4\" remote-only \"$5\""
+    COMMAND sh -c "[ -d \"$0\" ] || { echo \"il_programs: SKIP: no thin build ($0)\"; exit 77; }; RUN_REMOTE_VENDORS=\"\${RUN_REMOTE_VENDORS:-$0}\" exec \"$1\" \"$2\" \"$3\" \"$4\" remote-only \"$5\""
             "${il_build_root}/thin/ocl-vendors" "${RUN_REMOTE}" "${STATE}"
             "${CMAKE_BINARY_DIR}" $<TARGET_FILE:remote_test_il_programs> "${il_module}")
   set_tests_properties(remote/il_programs_thin PROPERTIES LABELS "remote"
