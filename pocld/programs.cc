@@ -331,12 +331,18 @@ cl_int builtin_names(const char *sid, const uint8_t *body, uint64_t len,
   return CL_SUCCESS;
 }
 
-// A SPIR-V module as clCreateProgramWithIL takes it: whole words, the
-// five-word header, the magic number in this host's byte order.
-bool is_spirv(const uint8_t *b, uint64_t n)
+// SPIR-V's magic number in this host's byte order.
+bool spirv_magic(const uint8_t *b, uint64_t n)
 {
   static const uint8_t magic[4] = {0x03, 0x02, 0x23, 0x07};
-  return n >= 20 && n % 4 == 0 && std::memcmp(b, magic, 4) == 0;
+  return n >= 4 && std::memcmp(b, magic, 4) == 0;
+}
+
+// A SPIR-V module as clCreateProgramWithIL takes it: the magic number,
+// whole words, the five-word header.
+bool is_spirv(const uint8_t *b, uint64_t n)
+{
+  return spirv_magic(b, n) && n >= 20 && n % 4 == 0;
 }
 
 // Creates and builds/compiles/links the program natively.  Returns the
@@ -484,9 +490,11 @@ bool Session::build_program(const Decoded &msg)
       LOG_WARN(sid_, "program %llu refused: %s",
                (unsigned long long)c.prog_id, why.why);
       err = CL_INVALID_BINARY;
-    } else if (src == msg.data && is_spirv(src, c.body_len) && !d->il) {
-      LOG_WARN(sid_, "program %llu: SPIR-V for a device without it refused",
-               (unsigned long long)c.prog_id);
+    } else if (src == msg.data && spirv_magic(src, c.body_len) &&
+               (!d->il || !is_spirv(src, c.body_len))) {
+      LOG_WARN(sid_, "program %llu: SPIR-V binary refused: %s",
+               (unsigned long long)c.prog_id,
+               d->il ? "no whole module" : "the device takes no SPIR-V");
       err = CL_INVALID_BINARY;
     }
     body_len = native_len;

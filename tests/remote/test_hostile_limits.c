@@ -19,7 +19,8 @@
       only separators, a NUL byte, 2 MiB of one name, 70000 names:
       CL_INVALID_VALUE and a log line each; a good list builds.
       BUILD_PROGRAM kind IL with bytes that are not SPIR-V, or a module cut
-      in its header: CL_INVALID_VALUE and a log line each; a 3-byte
+      in its header: CL_INVALID_VALUE and a log line each, and
+      CL_INVALID_BINARY for the cut module as a binary; a 3-byte
       specialization constant closes that session (malformed).
    6. Commands waiting on more than 65536 unreported foreign events: the
       session is closed, with a log line.
@@ -526,6 +527,23 @@ il_refused (raw_session *s)
   if (!logged ("IL of 64 bytes is not SPIR-V")
       || !logged ("IL of 8 bytes is not SPIR-V"))
     fail ("no log lines for the refused IL in %s", pocld_log);
+  /* the same cut module as a binary: no vendor library sees it either */
+  pocl_remote_build_program bb;
+  memset (&bb, 0, sizeof (bb));
+  memset (&m, 0, sizeof (m));
+  m.words[0] = 0x07230203;
+  bb.prog_id = 0x910;
+  bb.kind = POCL_REMOTE_BUILD_BINARY;
+  bb.body_len = 6;
+  int32_t bst = 0;
+  if (raw_request (s, POCL_RMSG_BUILD_PROGRAM, &bb, sizeof (bb), &m,
+                   bb.body_len, &bst))
+    fail ("BUILD_PROGRAM with a cut SPIR-V binary: connection closed");
+  if (bst != CL_INVALID_BINARY
+      || !logged ("SPIR-V binary refused: no whole module"))
+    fail ("a cut SPIR-V binary: %d (%s), expected CL_INVALID_BINARY and a "
+          "log line",
+          bst, clerr (bst));
   send_marker (s, 7002, NULL, 0);
   if (await_completion (s, 7002, NULL) != CL_COMPLETE)
     fail ("the session is not served after the refused IL");
@@ -552,8 +570,9 @@ il_refused (raw_session *s)
   raw_close (&t);
   if (!logged ("BUILD_PROGRAM: malformed payload (kind 6, count 1)"))
     fail ("no log line for the malformed IL build in %s", pocld_log);
-  note ("IL that is not SPIR-V or is cut: CL_INVALID_VALUE, session served; "
-        "a 3-byte constant closes its session");
+  note ("IL that is not SPIR-V or is cut: CL_INVALID_VALUE, as a binary "
+        "CL_INVALID_BINARY, session served; a 3-byte constant closes its "
+        "session");
 }
 
 int
