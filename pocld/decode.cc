@@ -200,6 +200,16 @@ bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
       ok = cur.get(id);
       d.link_inputs.push_back(id);
     }
+  } else if (c.kind == POCL_REMOTE_BUILD_IL ||
+             c.kind == POCL_REMOTE_BUILD_IL_COMPILE) {
+    ok = c.count <= POCL_REMOTE_MAX_SPEC_CONSTS &&
+         c.count <= cur.left() / sizeof(pocl_remote_spec_const);
+    for (uint32_t i = 0; ok && i < c.count; ++i) {
+      pocl_remote_spec_const sc{};
+      ok = cur.get(sc) &&
+           (sc.size == 1 || sc.size == 2 || sc.size == 4 || sc.size == 8);
+      d.spec_consts.push_back(sc);
+    }
   } else
     ok = c.kind == POCL_REMOTE_BUILD_SOURCE ||
          c.kind == POCL_REMOTE_BUILD_BINARY ||

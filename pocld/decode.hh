@@ -85,6 +85,9 @@ struct Decoded {
   // path relative, without empty, "." or ".." components.
   std::vector<std::pair<const char *, size_t>> file_names, file_data;
   std::vector<uint64_t> link_inputs;
+  // IL and IL_COMPILE: the specialization constants to set, each of 1, 2, 4
+  // or 8 bytes.
+  std::vector<pocl_remote_spec_const> spec_consts;
 };
 
 // Decodes a message whose header passed check_command_header and whose body

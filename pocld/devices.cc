@@ -464,6 +464,8 @@ Device make_device(const Platform &p, uint32_t platform, cl_uint i,
                 dev.cl_minor);
   dev.host_timer = host_timer && at_least_2_1(dev.cl_major, dev.cl_minor);
   dev.name = device_string(dev.id, CL_DEVICE_NAME);
+  dev.il = device_string(dev.id, CL_DEVICE_IL_VERSION).find("SPIR-V") !=
+           std::string::npos;
   std::string bin_key = platform_string(p.id, CL_PLATFORM_NAME) + '\n' +
                         platform_string(p.id, CL_PLATFORM_VERSION) + '\n' +
                         dev.name + '\n' +

@@ -331,21 +331,58 @@ cl_int builtin_names(const char *sid, const uint8_t *body, uint64_t len,
   return CL_SUCCESS;
 }
 
+// SPIR-V's magic number in this host's byte order.
+bool spirv_magic(const uint8_t *b, uint64_t n)
+{
+  static const uint8_t magic[4] = {0x03, 0x02, 0x23, 0x07};
+  return n >= 4 && std::memcmp(b, magic, 4) == 0;
+}
+
+// A SPIR-V module as clCreateProgramWithIL takes it: the magic number,
+// whole words, the five-word header.
+bool is_spirv(const uint8_t *b, uint64_t n)
+{
+  return spirv_magic(b, n) && n >= 20 && n % 4 == 0;
+}
+
 // Creates and builds/compiles/links the program natively.  Returns the
 // program (possibly with a failed build, for its log) or nullptr; err: the
 // build's return code.
-cl_program
-make_program(cl_context ctx, cl_device_id dev, uint32_t kind,
-             const std::string &options, const uint8_t *body, size_t body_len,
-             const std::vector<std::string> &names,
-             const std::vector<std::pair<const char *, size_t>> &hdrs,
-             const std::vector<cl_program> &inputs, cl_int &err)
+cl_program make_program(
+    cl_context ctx, cl_device_id dev, uint32_t kind, const std::string &options,
+    const uint8_t *body, size_t body_len, const std::vector<std::string> &names,
+    const std::vector<std::pair<const char *, size_t>> &hdrs,
+    const std::vector<cl_program> &inputs,
+    const std::vector<pocl_remote_spec_const> &spec_consts, cl_int &err)
 {
   cl_program prog = nullptr;
   const char *text = reinterpret_cast<const char *>(body);
   switch (kind) {
+  case POCL_REMOTE_BUILD_IL:
+  case POCL_REMOTE_BUILD_IL_COMPILE:
+    prog = clCreateProgramWithIL(ctx, body, body_len, &err);
+    for (size_t i = 0;
+         prog != nullptr && err == CL_SUCCESS && i < spec_consts.size(); ++i)
+      err = clSetProgramSpecializationConstant(
+          prog, spec_consts[i].id, spec_consts[i].size, &spec_consts[i].value);
+    if (prog != nullptr && err == CL_SUCCESS)
+      err =
+          kind == POCL_REMOTE_BUILD_IL
+              ? clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr)
+              : clCompileProgram(prog, 1, &dev, options.c_str(), 0, nullptr,
+                                 nullptr, nullptr, nullptr);
+    return prog;
   case POCL_REMOTE_BUILD_BINARY:
   case POCL_REMOTE_BUILD_LOAD: {
+    // A module given as a binary builds as PoCL builds it (the client is a
+    // PoCL device): as IL, which runtimes take where their binary call may
+    // not (Intel's refuses SPIR-V).
+    if (kind == POCL_REMOTE_BUILD_BINARY && is_spirv(body, body_len)) {
+      prog = clCreateProgramWithIL(ctx, body, body_len, &err);
+      if (prog != nullptr)
+        err = clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr);
+      return prog;
+    }
     cl_int bin_status = CL_SUCCESS;
     prog = clCreateProgramWithBinary(ctx, 1, &dev, &body_len, &body,
                                      &bin_status, &err);
@@ -427,6 +464,21 @@ bool Session::build_program(const Decoded &msg)
     if (err != CL_SUCCESS)
       d = nullptr;
   }
+  // SPIR-V only for a device that takes it, and only a module: the vendor
+  // library never sees IL its device does not advertise.
+  const bool il_kind =
+      c.kind == POCL_REMOTE_BUILD_IL || c.kind == POCL_REMOTE_BUILD_IL_COMPILE;
+  if (d != nullptr && il_kind && !d->il) {
+    LOG_WARN(sid_, "program %llu: IL for a device without SPIR-V refused",
+             (unsigned long long)c.prog_id);
+    err = CL_INVALID_OPERATION;
+    d = nullptr;
+  } else if (d != nullptr && il_kind && !is_spirv(src, c.body_len)) {
+    LOG_WARN(sid_, "program %llu: IL of %llu bytes is not SPIR-V",
+             (unsigned long long)c.prog_id, (unsigned long long)c.body_len);
+    err = CL_INVALID_VALUE;
+    d = nullptr;
+  }
   // Binaries: this server's own (or SPIR), else the vendor library is not
   // asked at all (NVIDIA's aborts the process on a foreign one).
   if (d != nullptr && (c.kind == POCL_REMOTE_BUILD_BINARY ||
@@ -437,6 +489,12 @@ bool Session::build_program(const Decoded &msg)
                       why)) {
       LOG_WARN(sid_, "program %llu refused: %s",
                (unsigned long long)c.prog_id, why.why);
+      err = CL_INVALID_BINARY;
+    } else if (src == msg.data && spirv_magic(src, c.body_len) &&
+               (!d->il || !is_spirv(src, c.body_len))) {
+      LOG_WARN(sid_, "program %llu: SPIR-V binary refused: %s",
+               (unsigned long long)c.prog_id,
+               d->il ? "no whole module" : "the device takes no SPIR-V");
       err = CL_INVALID_BINARY;
     }
     body_len = native_len;
@@ -475,7 +533,7 @@ bool Session::build_program(const Decoded &msg)
     std::string options =
         includes.options() + native_options(opts, c.options_len, arg_info);
     prog = make_program(ctx, d->id, c.kind, options, src, body_len,
-                        header_names, header_srcs, in, err);
+                        header_names, header_srcs, in, msg.spec_consts, err);
     // NVIDIA's compiler fails on a kernel without arguments when asked for
     // argument info (ptxas: "Parsing error near '}'"); this is why upstream
     // PoCL-R cannot build `__kernel void noop(){}` there.  Build again
@@ -486,7 +544,7 @@ bool Session::build_program(const Decoded &msg)
       options =
           includes.options() + native_options(opts, c.options_len, false);
       prog = make_program(ctx, d->id, c.kind, options, src, body_len,
-                          header_names, header_srcs, in, err);
+                          header_names, header_srcs, in, msg.spec_consts, err);
       if (err == CL_SUCCESS)
         LOG_INFO(sid_, "program builds only without -cl-kernel-arg-info");
     }

@@ -145,8 +145,15 @@ if [[ $thin == 1 ]]; then
 else
   bdir=$build_root/pocl
   # One kernel-library variant for this CPU: build and tests run on the same machine.
+  # SPIR-V input (clCreateProgramWithIL) through Debian's translator, named so that a
+  # missing llvm-spirv-15 fails the configure instead of building without SPIR-V.
+  spirv=/usr/bin/llvm-spirv-15
+  if [[ ! -x $spirv ]]; then
+    echo "build.sh: $spirv not found: install llvm-spirv-15 (tools/setup.sh)" >&2
+    exit 1
+  fi
   config=(-DWITH_LLVM_CONFIG=/usr/bin/llvm-config-15 -DKERNELLIB_HOST_CPU_VARIANTS=native
-          -DENABLE_TESTS=ON -DENABLE_EXAMPLES=ON)
+          -DENABLE_TESTS=ON -DENABLE_EXAMPLES=ON -DLLVM_SPIRV=$spirv -DENABLE_SPIRV=ON)
 fi
 
 # Extra cache settings for experiments, e.g. EXTRA_CMAKE_ARGS="-DENABLE_REMOTE_SERVER=OFF".

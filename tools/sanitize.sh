@@ -24,7 +24,8 @@ shift
 # Tests not run here, and why:
 #  upstream_via_remote: upstream's whole suite twice (~15 min plain); it also needs the
 #    pthread device inside the client, which the thin libpocl lacks, like
-#  vecadd_mixed, error_codes, clinfo_output: local pthread + remote in one client;
+#  vecadd_mixed, error_codes, clinfo_output, il_programs: local pthread + remote in one
+#    client (il_programs_thin runs the same checks with the sanitized client);
 #  pocld_help, dlopen_driver, driver_entry_point: run only the normal build's binaries;
 #  fuzz_decode, fuzz_params: libFuzzer with ASan+UBSan on their own;
 #  svm: the client maps its SVM memory at the addresses the server's allocations have, and
@@ -35,7 +36,7 @@ shift
 #    its own libc++ and TBB, whose synchronisation ThreadSanitizer does not see (it reported
 #    the runtime's worker threads' copies and mutexes as races), and slowed past the checks'
 #    watchdogs; ASan runs them.
-exclude='remote/(upstream_via_remote|vecadd_mixed|error_codes|clinfo_output|pocld_help|dlopen_driver|driver_entry_point|fuzz_decode|fuzz_params|svm)$'
+exclude='remote/(upstream_via_remote|vecadd_mixed|error_codes|clinfo_output|il_programs|pocld_help|dlopen_driver|driver_entry_point|fuzz_decode|fuzz_params|svm)$'
 if [[ $mode == tsan ]]; then
   exclude="$exclude|remote/(pocld_intel_start|pocld_intel_stop|.*_intel|.*_intel_local)\$"
 fi

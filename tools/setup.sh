@@ -34,8 +34,10 @@ pkgs=(cmake ninja-build g++ pkg-config ccache python3 patch xz-utils
 if [[ $thin == 0 ]]; then
   # Kernel compiler for the CPU devices, hwloc for their topology, and upstream's tarball.
   # libclang-common-15-dev: clang-15's libFuzzer and sanitizer runtimes (remote/fuzz_decode).
+  # llvm-spirv-15: the SPIR-V translator that PoCL's CMake looks for (ENABLE_SPIRV: the CPU
+  # devices take SPIR-V, clCreateProgramWithIL); the tests make their SPIR-V with it too.
   pkgs+=(pocl-source llvm-15-dev clang-15 libclang-15-dev libclang-cpp15-dev
-         libclang-common-15-dev libhwloc-dev zlib1g-dev libzstd-dev
+         libclang-common-15-dev llvm-spirv-15 libhwloc-dev zlib1g-dev libzstd-dev
          # FFmpeg's libraries for the HEVC decoder device; ffmpeg (with libx265) makes
          # and decodes the tests' clips.
          libavcodec-dev libavutil-dev libswscale-dev ffmpeg

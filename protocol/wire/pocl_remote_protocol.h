@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 18u
+#define POCL_REMOTE_PROTOCOL_VERSION 19u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -49,6 +49,9 @@ extern "C" {
 #define POCL_REMOTE_MAX_FILES 4096u
 #define POCL_REMOTE_MAX_FILL_PATTERN 128u
 #define POCL_REMOTE_MAX_KERNELS 65536u
+/* Specialization constants one IL build may set (BUILD_PROGRAM kinds IL and
+   IL_COMPILE count); PoCL reads at most this many from a module.  */
+#define POCL_REMOTE_MAX_SPEC_CONSTS 4096u
 /* Servers one client may introduce to each other (peer indices).  */
 #define POCL_REMOTE_MAX_PEERS 64u
 #define POCL_REMOTE_MAX_HOST 255u
@@ -289,25 +292,44 @@ typedef struct pocl_remote_create_image
    be one of the device's CL_DEVICE_BUILT_IN_KERNELS, else CL_INVALID_VALUE.
    The reply describes the kernels in the order of the names.  */
 #define POCL_REMOTE_BUILD_BUILTIN 5u
+/* payload: options, a SPIR-V module (version 19), then count
+   pocl_remote_spec_const: clCreateProgramWithIL, one
+   clSetProgramSpecializationConstant each, then clBuildProgram (IL) or
+   clCompileProgram (IL_COMPILE).  Only for a device whose
+   CL_DEVICE_IL_VERSION names SPIR-V, else CL_INVALID_OPERATION.  */
+#define POCL_REMOTE_BUILD_IL 6u
+#define POCL_REMOTE_BUILD_IL_COMPILE 7u
 typedef struct pocl_remote_build_program
 {
   uint64_t prog_id;
   uint32_t device;
   uint32_t kind;        /* POCL_REMOTE_BUILD_* */
   uint32_t options_len; /* bytes, no terminating NUL */
-  uint32_t count;       /* COMPILE: headers; LINK: input programs */
+  uint32_t count;       /* COMPILE: headers; LINK: input programs; IL and
+                           IL_COMPILE: specialization constants */
   uint64_t body_len;    /* source or binary bytes after the options */
   /* SOURCE and COMPILE: files the source includes from the client's
      include directories, after everything else */
   uint32_t num_files;
   uint32_t reserved;
   /* COMPILE: after the source, count times (uint32 name_len, uint32
-     src_len, name, src).  LINK: count uint64 program ids.  Then num_files
+     src_len, name, src).  LINK: count uint64 program ids.  IL and
+     IL_COMPILE: count pocl_remote_spec_const.  Then num_files
      times (uint32 name_len, uint32 size, name, bytes): name is "k/path",
      path relative to the client's k-th include directory (0: its working
      directory, then each -I in order); pocld writes them into a directory
      of its own and puts -I <it>/k before the options.  */
 } pocl_remote_build_program;
+
+/* A specialization constant the application set (BUILD_PROGRAM kinds IL
+   and IL_COMPILE): its SPIR-V SpecId, its size (1, 2, 4 or 8 bytes) and
+   the value in the low `size` bytes of `value`, little-endian.  */
+typedef struct pocl_remote_spec_const
+{
+  uint32_t id;
+  uint32_t size;
+  uint64_t value;
+} pocl_remote_spec_const;
 
 /* A native binary as pocld hands it out (GET_PROGRAM_BINARY) and takes it
    back (BUILD_PROGRAM kinds BINARY and LOAD): the header names the
@@ -657,6 +679,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_queue) == 24, "cq");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_buffer) == 32, "cb");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_image) == 96, "ci");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_program) == 40, "bp");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_spec_const) == 16, "sc");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_build_reply) == 16, "br");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_binary_header) == 32, "bh");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_get_program_binary) == 16,

@@ -18,6 +18,10 @@
    5. BUILD_PROGRAM kind BUILTIN with names the device does not offer, none,
       only separators, a NUL byte, 2 MiB of one name, 70000 names:
       CL_INVALID_VALUE and a log line each; a good list builds.
+      BUILD_PROGRAM kind IL with bytes that are not SPIR-V, or a module cut
+      in its header: CL_INVALID_VALUE and a log line each, and
+      CL_INVALID_BINARY for the cut module as a binary; a 3-byte
+      specialization constant closes that session (malformed).
    6. Commands waiting on more than 65536 unreported foreign events: the
       session is closed, with a log line.
    7. A WRITE whose DATA stops after 1 of 8 MiB: the connection is closed,
@@ -481,6 +485,96 @@ write_cut (void)
   note ("the connection of a write whose bytes were cut was closed");
 }
 
+/* BUILD_PROGRAM kind IL with bodies no client sends: bytes that are not
+   SPIR-V and a module cut inside its header are CL_INVALID_VALUE with a log
+   line before the runtime sees them, and the session goes on; a
+   specialization constant of 3 bytes is a malformed message, which closes
+   its own session only.  */
+static void
+il_refused (raw_session *s)
+{
+  struct
+  {
+    uint32_t words[16];
+    pocl_remote_spec_const sc;
+  } m;
+  const struct
+  {
+    const char *what;
+    uint32_t magic;
+    uint64_t len;
+  } cases[] = {
+    { "bytes that are not SPIR-V", 0x5a5a5a5a, sizeof (m.words) },
+    { "a module cut inside its header", 0x07230203, 8 },
+  };
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); ++i)
+    {
+      pocl_remote_build_program bp;
+      memset (&bp, 0, sizeof (bp));
+      memset (&m, 0, sizeof (m));
+      m.words[0] = cases[i].magic;
+      bp.prog_id = 0x900 + i;
+      bp.kind = POCL_REMOTE_BUILD_IL;
+      bp.body_len = cases[i].len;
+      int32_t st = 0;
+      if (raw_request (s, POCL_RMSG_BUILD_PROGRAM, &bp, sizeof (bp), &m,
+                       bp.body_len, &st))
+        fail ("BUILD_PROGRAM kind IL, %s: connection closed", cases[i].what);
+      if (st != CL_INVALID_VALUE)
+        fail ("IL, %s: %d (%s), expected CL_INVALID_VALUE", cases[i].what, st,
+              clerr (st));
+    }
+  if (!logged ("IL of 64 bytes is not SPIR-V")
+      || !logged ("IL of 8 bytes is not SPIR-V"))
+    fail ("no log lines for the refused IL in %s", pocld_log);
+  /* the same cut module as a binary: no vendor library sees it either */
+  pocl_remote_build_program bb;
+  memset (&bb, 0, sizeof (bb));
+  memset (&m, 0, sizeof (m));
+  m.words[0] = 0x07230203;
+  bb.prog_id = 0x910;
+  bb.kind = POCL_REMOTE_BUILD_BINARY;
+  bb.body_len = 6;
+  int32_t bst = 0;
+  if (raw_request (s, POCL_RMSG_BUILD_PROGRAM, &bb, sizeof (bb), &m,
+                   bb.body_len, &bst))
+    fail ("BUILD_PROGRAM with a cut SPIR-V binary: connection closed");
+  if (bst != CL_INVALID_BINARY
+      || !logged ("SPIR-V binary refused: no whole module"))
+    fail ("a cut SPIR-V binary: %d (%s), expected CL_INVALID_BINARY and a "
+          "log line",
+          bst, clerr (bst));
+  send_marker (s, 7002, NULL, 0);
+  if (await_completion (s, 7002, NULL) != CL_COMPLETE)
+    fail ("the session is not served after the refused IL");
+
+  raw_session t;
+  raw_open (&t);
+  pocl_remote_build_program bp;
+  memset (&bp, 0, sizeof (bp));
+  memset (&m, 0, sizeof (m));
+  m.words[0] = 0x07230203;
+  m.sc.id = 5;
+  m.sc.size = 3;
+  bp.prog_id = 0x9ff;
+  bp.kind = POCL_REMOTE_BUILD_IL;
+  bp.count = 1;
+  bp.body_len = sizeof (m.words);
+  int32_t st = 0;
+  if (raw_request (&t, POCL_RMSG_BUILD_PROGRAM, &bp, sizeof (bp), &m,
+                   sizeof (m), &st)
+      == IO_OK)
+    fail ("a 3-byte specialization constant was answered (%d %s), not "
+          "refused as malformed",
+          st, clerr (st));
+  raw_close (&t);
+  if (!logged ("BUILD_PROGRAM: malformed payload (kind 6, count 1)"))
+    fail ("no log line for the malformed IL build in %s", pocld_log);
+  note ("IL that is not SPIR-V or is cut: CL_INVALID_VALUE, as a binary "
+        "CL_INVALID_BINARY, session served; a 3-byte constant closes its "
+        "session");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -502,6 +596,7 @@ main (int argc, char **argv)
   notify_flood (&s);
   foreign_binaries (&s);
   builtin_names (&s);
+  il_refused (&s);
   foreign_cap (&s);
   raw_close (&s);
   write_cut ();

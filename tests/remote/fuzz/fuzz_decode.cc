@@ -313,6 +313,17 @@ void dump(const char *dir)
   bp.body_len = builtins.size();
   w.msg("build_builtin", POCL_RMSG_BUILD_PROGRAM, 14, &bp, sizeof bp,
         std::vector<uint8_t>(builtins.begin(), builtins.end()));
+  // A SPIR-V header (magic, version 1.2, generator, bound, schema) and
+  // two specialization constants.
+  const uint32_t spirv[5] = {0x07230203, 0x00010200, 0, 8, 0};
+  const pocl_remote_spec_const sc[2] = {{1, 4, 42}, {7, 1, 1}};
+  bp.kind = POCL_REMOTE_BUILD_IL;
+  bp.count = 2;
+  bp.body_len = sizeof spirv;
+  std::vector<uint8_t> pi;
+  Writer::put(pi, spirv, sizeof spirv);
+  Writer::put(pi, sc, sizeof sc);
+  w.msg("build_il", POCL_RMSG_BUILD_PROGRAM, 15, &bp, sizeof bp, pi);
 
   const std::string kname = "k";
   pocl_remote_create_kernel ck{0x600, 0x400, 0, uint32_t(kname.size())};

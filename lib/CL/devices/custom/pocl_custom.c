@@ -436,6 +436,9 @@ pocl_custom_init_device (cl_device_id device, const pocl_custom_driver *driver,
   device->max_compute_units = 1;
   device->compiler_available = CL_FALSE;
   device->linker_available = CL_FALSE;
+  /* no compiler, so no IL either (the defaults name SPIR-V where PoCL was
+     built with it) */
+  device->supported_spir_v_versions = "";
   device->image_support = CL_FALSE;
   device->extensions = "";
   device->on_host_queue_props = CL_QUEUE_PROFILING_ENABLE;

@@ -232,6 +232,45 @@ store_image_formats (cl_device_id dev, uint32_t type, const char *v,
 }
 
 static void keep_info (remote_device_data *d, const char *entry, uint64_t n);
+static const char *find_info (remote_device_data *d, cl_device_info param,
+                              uint32_t *size);
+
+/* SPIR-V is served where the server's device takes it (PoCL's core
+   checks a module and finds its specialization constants on the client,
+   with or without SPIR-V support of its own: patch 0125).  Then the IL
+   queries are the server device's, as PoCL's own fields (its checks and
+   supports_binary read them); else the device has no IL.  */
+static void
+setup_il (cl_device_id dev)
+{
+  remote_device_data *d = (remote_device_data *)dev->data;
+  uint32_t size = 0;
+  const char *v = find_info (d, CL_DEVICE_IL_VERSION, &size);
+  char *il = v != NULL ? dup_string (v, size) : NULL;
+  d->il = il != NULL && strstr (il, "SPIR-V") != NULL;
+  dev->supported_spir_v_versions = "";
+  dev->ils_with_version = NULL;
+  dev->num_ils_with_version = 0;
+  if (!d->il)
+    {
+      free (il);
+      return;
+    }
+  dev->supported_spir_v_versions = il;
+  v = find_info (d, CL_DEVICE_ILS_WITH_VERSION, &size);
+  if (v != NULL && size > 0 && size % sizeof (cl_name_version) == 0)
+    {
+      cl_name_version *a = malloc (size);
+      size_t i;
+      if (a == NULL)
+        return;
+      memcpy (a, v, size);
+      for (i = 0; i < size / sizeof (cl_name_version); ++i)
+        a[i].name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = 0;
+      dev->ils_with_version = a;
+      dev->num_ils_with_version = size / sizeof (cl_name_version);
+    }
+}
 
 /* The OpenCL C features proper among a device's features (vendors list
    extensions there too).  */
@@ -256,11 +295,12 @@ hide_unserved (cl_device_id dev)
   /* PoCL's clGetKernelSubGroupInfo aborts on a device with sub-groups */
   dev->max_num_sub_groups = 0;
   dev->sub_group_independent_forward_progress = CL_FALSE;
+  setup_il (dev);
   d->source_prefix = pocl_remote_source_prefix (
-      dev->extensions, dev->opencl_features_with_version, features);
+      dev->extensions, dev->opencl_features_with_version, features, d->il);
   if (dev->extensions != NULL)
     {
-      char *served = pocl_remote_filter_extensions (dev->extensions);
+      char *served = pocl_remote_filter_extensions (dev->extensions, d->il);
       if (served != NULL)
         {
           free ((char *)dev->extensions);
@@ -270,11 +310,11 @@ hide_unserved (cl_device_id dev)
   if (dev->extensions_with_version != NULL)
     dev->num_extensions_with_version = pocl_remote_filter_name_versions (
         (cl_name_version *)dev->extensions_with_version,
-        dev->num_extensions_with_version, 0);
+        dev->num_extensions_with_version, 0, d->il);
   if (dev->opencl_features_with_version != NULL)
     dev->num_opencl_features_with_version = pocl_remote_filter_name_versions (
         (cl_name_version *)dev->opencl_features_with_version,
-        dev->num_opencl_features_with_version, 1);
+        dev->num_opencl_features_with_version, 1, d->il);
   /* OpenCL C 2.0 has no optional features: with one hidden, the device
      does not have it (OpenCL 3.0, CL_DEVICE_OPENCL_C_VERSION), and reports
      OpenCL C 1.2 as its highest full version */
@@ -548,10 +588,10 @@ pocl_remote_get_device_info_first (cl_device_id dev, cl_device_info param,
       err = pocl_remote_getinfo_bytes (cut, strlen (cut) + 1, param_value_size,
                                        param_value, param_value_size_ret);
     }
-  else if (param == CL_DEVICE_IL_VERSION)
+  else if (param == CL_DEVICE_IL_VERSION && !d->il)
     err = pocl_remote_getinfo_bytes ("", 1, param_value_size, param_value,
                                      param_value_size_ret);
-  else if (param == CL_DEVICE_ILS_WITH_VERSION)
+  else if (param == CL_DEVICE_ILS_WITH_VERSION && !d->il)
     err = pocl_remote_getinfo_bytes ("", 0, param_value_size, param_value,
                                      param_value_size_ret);
   else if (pocl_remote_query_zeroed (dev, param))

@@ -47,7 +47,8 @@ static const char *const served_extensions[] = {
   "cl_intel_device_attribute_query",
   "cl_nv_device_attribute_query",
   /* API in PoCL's core or this driver; SPIR binaries travel as any binary,
-     and the server's device builds them */
+     and the server's device builds them (cl_khr_il_program too, where the
+     remote device serves SPIR-V: pocl_remote_extension_served's il) */
   "cl_khr_icd",
   "cl_khr_spir",
   "cl_khr_command_buffer",
@@ -83,9 +84,11 @@ static const cl_device_info hidden_queries[] = {
 };
 
 int
-pocl_remote_extension_served (const char *name, size_t len)
+pocl_remote_extension_served (const char *name, size_t len, int il)
 {
   size_t i;
+  if (il && len == 17 && memcmp (name, "cl_khr_il_program", 17) == 0)
+    return 1;
   for (i = 0; i < sizeof (served_extensions) / sizeof (served_extensions[0]);
        ++i)
     {
@@ -100,7 +103,7 @@ pocl_remote_extension_served (const char *name, size_t len)
 
 /* The server's space-separated list less what is not served.  */
 char *
-pocl_remote_filter_extensions (const char *server)
+pocl_remote_filter_extensions (const char *server, int il)
 {
   size_t len = strlen (server);
   char *out = malloc (len + 1);
@@ -118,7 +121,7 @@ pocl_remote_filter_extensions (const char *server)
         ++e;
       /* the server's own separators, so that a list with nothing hidden
          reads exactly as the server's */
-      if (e > p && pocl_remote_extension_served (p, (size_t)(e - p)))
+      if (e > p && pocl_remote_extension_served (p, (size_t)(e - p), il))
         {
           if (o > 0)
             {
@@ -140,10 +143,10 @@ pocl_remote_filter_extensions (const char *server)
 
 /* A cl_name_version's name, served as an extension.  */
 static int
-name_served (const char *name)
+name_served (const char *name, int il)
 {
   return pocl_remote_extension_served (
-      name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE));
+      name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE), il);
 }
 
 /* OpenCL C features less those that need an API this driver does not
@@ -151,10 +154,10 @@ name_served (const char *name)
    queues) and sub-groups (clGetKernelSubGroupInfo, which PoCL 3.1 does not
    implement).  Vendors list extensions among them too.  */
 static int
-feature_served (const char *name)
+feature_served (const char *name, int il)
 {
   if (strncmp (name, "cl_", 3) == 0)
-    return name_served (name);
+    return name_served (name, il);
   return strcmp (name, "__opencl_c_pipes") != 0
          && strcmp (name, "__opencl_c_device_enqueue") != 0
          && strcmp (name, "__opencl_c_subgroups") != 0;
@@ -163,13 +166,15 @@ feature_served (const char *name)
 /* Drops the entries of a cl_name_version array that `keep` refuses, in
    place; returns the new count.  */
 size_t
-pocl_remote_filter_name_versions (cl_name_version *a, size_t n, int features)
+pocl_remote_filter_name_versions (cl_name_version *a, size_t n, int features,
+                                  int il)
 {
   size_t i, k = 0;
   for (i = 0; i < n; ++i)
     {
       a[i].name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = 0;
-      if (features ? feature_served (a[i].name) : name_served (a[i].name))
+      if (features ? feature_served (a[i].name, il)
+                   : name_served (a[i].name, il))
         a[k++] = a[i];
     }
   return k;
@@ -242,7 +247,7 @@ append_undef (char **out, size_t *len, const char *name, size_t n)
    extension list; `features`: its OpenCL C features, before filtering.  */
 char *
 pocl_remote_source_prefix (const char *server, const cl_name_version *features,
-                           size_t num_features)
+                           size_t num_features, int il)
 {
   char *out = NULL;
   size_t len = 0, i;
@@ -254,7 +259,7 @@ pocl_remote_source_prefix (const char *server, const cl_name_version *features,
         ++p;
       for (e = p; *e && *e != ' '; ++e)
         ;
-      if (e > p && !pocl_remote_extension_served (p, (size_t)(e - p)))
+      if (e > p && !pocl_remote_extension_served (p, (size_t)(e - p), il))
         append_undef (&out, &len, p, (size_t)(e - p));
       p = e;
     }
@@ -262,7 +267,7 @@ pocl_remote_source_prefix (const char *server, const cl_name_version *features,
     {
       size_t n = strnlen (features[i].name, CL_NAME_VERSION_MAX_NAME_SIZE);
       if (strncmp (features[i].name, "cl_", 3) != 0
-          && !feature_served (features[i].name))
+          && !feature_served (features[i].name, il))
         append_undef (&out, &len, features[i].name, n);
     }
   if (out == NULL)

@@ -359,10 +359,40 @@ pocl_remote_build_source (cl_program program, cl_uint device_i,
   return err;
 }
 
+/* A program made from IL (clCreateProgramWithIL): the server's device
+   makes it from the same module, with the specialization constants the
+   application set.  link_program 0: clCompileProgram.  */
+static int
+build_il (cl_program program, cl_uint device_i, int link_program)
+{
+  cl_uint i, n = 0;
+  pocl_remote_spec_const *sc = calloc (
+      program->num_spec_consts ? program->num_spec_consts : 1, sizeof (*sc));
+  if (sc == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  for (i = 0; i < program->num_spec_consts; ++i)
+    if (program->spec_const_is_set[i])
+      {
+        sc[n].id = program->spec_const_ids[i];
+        sc[n].size = program->spec_const_sizes[i];
+        sc[n++].value = program->spec_const_values[i];
+      }
+  struct iovec iov[2] = { { program->program_il, program->program_il_size },
+                          { sc, n * sizeof (*sc) } };
+  int err = build (program, device_i,
+                   link_program ? POCL_REMOTE_BUILD_IL
+                                : POCL_REMOTE_BUILD_IL_COMPILE,
+                   "", iov, 2, n, program->program_il_size, NULL);
+  free (sc);
+  return err;
+}
+
 static int
 pocl_remote_build_binary (cl_program program, cl_uint device_i,
                           int link_program, int spir_build)
 {
+  if (program->program_il != NULL && program->program_il_size > 0)
+    return build_il (program, device_i, link_program);
   POCL_RETURN_ERROR_ON ((program->binaries[device_i] == NULL),
                         CL_INVALID_BINARY,
                         "remote: no server binary for this device\n");
@@ -552,9 +582,10 @@ pocl_remote_free_program (cl_device_id device, cl_program program,
   return CL_SUCCESS;
 }
 
-/* Raw binaries PoCL accepts for a remote device: SPIR and SPIR-V, when the
-   server's device takes them.  Binaries the server produced come back as
-   PoCL binaries, which PoCL recognises itself.  */
+/* Raw binaries PoCL accepts for a remote device: SPIR and SPIR-V (also
+   what clCreateProgramWithIL asks), when the remote device serves them.
+   Binaries the server produced come back as PoCL binaries, which PoCL
+   recognises itself.  */
 static int
 pocl_remote_supports_binary (cl_device_id device, const size_t length,
                              const char *binary)
@@ -568,7 +599,8 @@ pocl_remote_supports_binary (cl_device_id device, const size_t length,
       || (b[0] == 0xDE && b[1] == 0xC0 && b[2] == 0x17 && b[3] == 0x0B))
     return strstr (ext, "cl_khr_spir") != NULL;
   if (b[0] == 0x03 && b[1] == 0x02 && b[2] == 0x23 && b[3] == 0x07)
-    return strstr (ext, "cl_khr_il_program") != NULL;
+    return device->supported_spir_v_versions != NULL
+           && device->supported_spir_v_versions[0] != 0;
   return 0;
 }
 
