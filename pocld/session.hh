@@ -132,6 +132,7 @@ private:
   friend class Completions;
   enum class Outcome { Ok, Failed, Protocol };
 
+  // commands.cc: the command reader's call of a message's handler.
   bool dispatch(const Msg &m);
   // dispatch's call of a handler, which takes the message or its decoded
   // form; none: a type the session's command reader does not hand on.
