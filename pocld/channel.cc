@@ -1,17 +1,126 @@
-// channel.cc - the session's channel to its client: sends and their log,
-// batches of COMPLETIONs, ACKs, the replay of a resume, the data link, its
-// lanes and its UCX_HELLO.
+// channel.cc - the session's channel to its client: the command link's
+// reader (MsgReader), sends and their log, batches of COMPLETIONs, ACKs, the
+// replay of a resume, the data link, its lanes and its UCX_HELLO.
 #include "channel.hh"
 
+#include "decode.hh"
 #include "log.hh"
 #include "pocl_remote_ucx.h"
 #include "trace.hh"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace pocld {
+
+namespace {
+constexpr uint64_t kHdr = sizeof(pocl_remote_hdr);
+constexpr uint64_t kInitialBuffer = 256u << 10;
+} // namespace
+
+MsgReader::MsgReader(Conn c, const char *sid)
+    : c_(c), spin_ns_(spin_ns()), sid_(sid),
+      buf_(static_cast<uint8_t *>(malloc(kInitialBuffer))),
+      cap_(buf_ ? kInitialBuffer : 0)
+{
+}
+
+MsgReader::~MsgReader() { free(buf_); }
+
+bool MsgReader::has_message() const
+{
+  uint64_t have = end_ - start_;
+  if (have < kHdr)
+    return false;
+  pocl_remote_hdr h;
+  memcpy(&h, buf_ + start_, kHdr);
+  return have - kHdr >= uint64_t{h.body_size} &&
+         have - kHdr - h.body_size >= h.payload_size;
+}
+
+uint64_t MsgReader::next_ndrange_queue() const
+{
+  if (!has_message())
+    return UINT64_MAX;
+  pocl_remote_hdr h;
+  memcpy(&h, buf_ + start_, kHdr);
+  if (h.type != POCL_RMSG_NDRANGE || h.body_size < sizeof(pocl_remote_cmd))
+    return UINT64_MAX;
+  return load<pocl_remote_cmd>(buf_ + start_ + kHdr).queue_id;
+}
+
+uint64_t MsgReader::next_ndrange_sole_wait() const
+{
+  if (!has_message())
+    return UINT64_MAX;
+  pocl_remote_hdr h;
+  memcpy(&h, buf_ + start_, kHdr);
+  if (h.type != POCL_RMSG_NDRANGE || h.body_size < sizeof(pocl_remote_cmd) ||
+      h.payload_size < sizeof(pocl_remote_wait) ||
+      load<pocl_remote_cmd>(buf_ + start_ + kHdr).num_waits != 1)
+    return UINT64_MAX;
+  const auto w = load<pocl_remote_wait>(buf_ + start_ + kHdr + h.body_size);
+  return w.origin == POCL_REMOTE_WAIT_SAME_SERVER ? w.event_id : UINT64_MAX;
+}
+
+MsgReader::Status MsgReader::fill(uint64_t need)
+{
+  while (end_ - start_ < need) {
+    if (start_ + need > cap_) {
+      // Move the partial message to the front; grow if it still won't fit.
+      memmove(buf_, buf_ + start_, end_ - start_);
+      end_ -= start_;
+      start_ = 0;
+      if (need > cap_) {
+        uint64_t ncap = cap_ * 2 > need ? cap_ * 2 : need;
+        uint8_t *nb = static_cast<uint8_t *>(realloc(buf_, ncap));
+        if (nb == nullptr) {
+          LOG_ERR(sid_, "cannot allocate %llu bytes for a message",
+                  (unsigned long long)ncap);
+          return Status::Bad;
+        }
+        buf_ = nb;
+        cap_ = ncap;
+      }
+    }
+    long r = pocl_remote_link_recv(&c_, buf_ + end_, cap_ - end_, spin_ns_);
+    if (r <= 0)
+      return Status::Closed;
+    end_ += r;
+  }
+  return Status::Ok;
+}
+
+MsgReader::Status MsgReader::next(Msg &m)
+{
+  if (start_ == end_) {
+    start_ = end_ = 0;
+    if (cap_ > kInitialBuffer) {
+      free(buf_);
+      buf_ = static_cast<uint8_t *>(malloc(kInitialBuffer));
+      cap_ = buf_ ? kInitialBuffer : 0;
+    }
+  }
+  Status s = fill(kHdr);
+  if (s != Status::Ok)
+    return s;
+  memcpy(&m.hdr, buf_ + start_, kHdr);
+  DecodeError e;
+  if (!check_command_header(m.hdr, e)) {
+    LOG_ERR(sid_, "%s", e.why);
+    return Status::Bad;
+  }
+  uint64_t total = kHdr + m.hdr.body_size + m.hdr.payload_size;
+  s = fill(total);
+  if (s != Status::Ok)
+    return s;
+  m.body = buf_ + start_ + kHdr;
+  m.payload = m.body + m.hdr.body_size;
+  start_ += total;
+  return Status::Ok;
+}
 
 ClientChannel::ClientChannel(const SessionId &id, const char *sid,
                              uint32_t devices, Conn cmd)

@@ -1,6 +1,7 @@
 // channel.hh - a session's channel to its client: the command and data
-// links, what is sent on them (logged until acknowledged, replayed on a
-// resume), the ACKs both ways, and the data link's bulk transport.
+// links, the command link's reader, what is sent on them (logged until
+// acknowledged, replayed on a resume), the ACKs both ways, and the data
+// link's bulk transport.
 #pragma once
 
 #include "outlog.hh"
@@ -14,6 +15,41 @@
 namespace pocld {
 
 enum class Sock { Command, Data };
+
+// Buffered reader of the command link.  One recv() usually brings in many
+// pipelined messages; each message is handed out in place, without copying.
+// The buffer grows to the largest message seen (bounded by the per-type
+// payload limits) and shrinks back once a large message has been consumed.
+class MsgReader {
+public:
+  enum class Status { Ok, Closed, Bad };
+  MsgReader(Conn c, const char *sid);
+  ~MsgReader();
+  MsgReader(const MsgReader &) = delete;
+  MsgReader &operator=(const MsgReader &) = delete;
+
+  // Reads and frames the next message: its header must pass
+  // check_command_header (decode.hh).  Bad (logged) on a violation, Closed
+  // on EOF or socket error.
+  Status next(Msg &m);
+  // True when a whole message is already buffered, i.e. next() will not
+  // block.
+  bool has_message() const;
+  // The queue of the next message if it is a whole NDRANGE already
+  // buffered, else UINT64_MAX.  Not validated yet: a hint only.
+  uint64_t next_ndrange_queue() const;
+  // The event that this NDRANGE waits for, when that is its whole wait list
+  // and on this server, else UINT64_MAX.  A hint too.
+  uint64_t next_ndrange_sole_wait() const;
+
+private:
+  Status fill(uint64_t need);
+  Conn c_;
+  const uint64_t spin_ns_;
+  const char *sid_;
+  uint8_t *buf_;
+  uint64_t cap_, start_ = 0, end_ = 0;
+};
 
 // The client's command link, handed over by the listener for a resume.
 struct Resume {

@@ -1,5 +1,6 @@
-// commands.cc - enqueued commands: kernels, buffer and image transfers,
-// markers and barriers.
+// commands.cc - the command reader (its loop and dispatch to the handlers of
+// the message table) and the enqueued commands: kernels, buffer and image
+// transfers, markers and barriers.
 #include "bounds.hh"
 #include "run.hh"
 
@@ -19,6 +20,74 @@ struct Size3 {
 };
 
 } // namespace
+
+bool Session::run_commands()
+{
+  MsgReader reader(client_.command_link(), sid_);
+  Msg m;
+  // Whatever ends the loop, no command may stay without an event or cover.
+  struct CoverAtExit {
+    Session *s;
+    ~CoverAtExit() { s->cover_trailing(); }
+  } cover_at_exit{this};
+  for (;;) {
+    // Native commands are flushed in batches, right before the reader
+    // would block: one clFlush per burst instead of one per command.
+    if (!dirty_.empty() && !reader.has_message())
+      flush_dirty();
+    MsgReader::Status st = reader.next(m);
+    if (st == MsgReader::Status::Closed)
+      return true;
+    if (st != MsgReader::Status::Ok)
+      return false;
+    next_ndrange_queue_ = reader.next_ndrange_queue();
+    next_sole_wait_ = reader.next_ndrange_sole_wait();
+    if (m.hdr.type == POCL_RMSG_BYE) {
+      LOG_INFO(sid_, "the client said goodbye");
+      if (write_busy_)
+        wait_write(); // its bytes came before the BYE
+      return false;
+    }
+    if (m.hdr.type == POCL_RMSG_ACK ? !client_.ack(m) : !dispatch(m)) {
+      LOG_ERR(sid_,
+              "protocol violation in message type %u id %llu, "
+              "closing the session",
+              m.hdr.type, (unsigned long long)m.hdr.id);
+      return false;
+    }
+    if (trailing_ != nullptr && next_ndrange_queue_ != trailing_id_)
+      cover_trailing();
+    if (m.hdr.type == POCL_RMSG_ACK)
+      continue;
+    client_.command_seen(m.hdr.payload_size);
+  }
+}
+
+bool Session::dispatch(const Msg &m)
+{
+  DecodeError e;
+  if (!decode(m.hdr, m.body, m.payload, in_, e)) {
+    LOG_ERR(sid_, "%s", e.why);
+    return false;
+  }
+  POCLD_TRACE_MSG(Recv, m.hdr.type, m.hdr.id, m.body, m.hdr.payload_size, 0);
+  // Behind a data-socket write that the data reader is still enqueueing,
+  // only what cannot need it goes on (write.cc).
+  if (__builtin_expect(write_busy_, 0) && !overtakes_write(in_))
+    wait_write();
+  // The table's session handler of each type (protocol/wire/
+  // pocl_remote_messages.def); decode admitted only those the command
+  // socket takes.
+  switch (m.hdr.type) {
+#define POCL_RMSG(name, number, body_size, where, limit, handler)               \
+  case POCL_RMSG_##name:                                                       \
+    return handle(&Session::handler, m);
+#include "pocl_remote_messages.def"
+#undef POCL_RMSG
+  default:
+    return false;
+  }
+}
 
 bool Session::fail_write(uint64_t id, const pocl_remote_cmd &c, uint64_t size,
                          cl_int err)

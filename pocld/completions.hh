@@ -137,8 +137,8 @@ public:
   // complete(), later and on a thread of its own (failed_mu_).
   void fail_later(Pending *p, cl_int status);
 
-  // The command reader's side (events.cc): a new entry for event `id` of
-  // the queue, gated as its waits are; its same-server waits are added to
+  // The command reader's side (Session::open_cmd): a new entry for event `id`
+  // of the queue, gated as its waits are; its same-server waits are added to
   // `waits`, bridged through user events of ctx where they need.
   Pending *open(uint64_t id, const WaitList &waits, const Queue &q,
                 uint64_t queue_id, cl_context ctx, bool gated,

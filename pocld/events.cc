@@ -1,54 +1,11 @@
-// events.cc - the command reader's side of completions: a command's wait
-// list and entry, its launch, and the covers of the commands that go without
-// an event (the table and the completions themselves: completions.cc).
+// events.cc - the covers of the commands that go without an event, and the
+// events of other servers: their notifications and subscriptions (a
+// command's entry and launch, and the completions: completions.cc).
 #include "session.hh"
 
 #include "log.hh"
 
 namespace pocld {
-
-void Session::release_waits()
-{
-  for (cl_event e : waits_)
-    clReleaseEvent(e);
-  waits_.clear();
-}
-
-Pending *Session::open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
-                           uint64_t queue_id, cl_int &err)
-{
-  waits_.clear();
-  bool gated = false;
-  // Foreign events first, each under foreign_mu_ (peer readers complete
-  // them); a peer's event is one the client does not forward.  The decoder
-  // admitted only known origins.
-  for (uint32_t i = 0; i < waits.count; ++i) {
-    pocl_remote_wait w = waits[i];
-    if (w.origin != POCL_REMOTE_WAIT_SAME_SERVER) {
-      size_t before = waits_.size();
-      err = completions_.foreign_wait(w.event_id, q.platform,
-                                      contexts_[q.platform], waits_);
-      gated |= waits_.size() > before;
-    }
-    if (err != CL_SUCCESS) {
-      release_waits();
-      return nullptr;
-    }
-  }
-  // A command waited on must have an event, or a cover that has one (the
-  // chained commands of an out-of-order queue have theirs).
-  if (trailing_ != nullptr && trailing_->elide)
-    for (uint32_t i = 0; i < waits.count; ++i)
-      if (waits[i].origin == POCL_REMOTE_WAIT_SAME_SERVER) {
-        cover_trailing();
-        break;
-      }
-  Pending *p = completions_.open(id, waits, q, queue_id, contexts_[q.platform],
-                                 gated, waits_, err);
-  if (p == nullptr)
-    release_waits();
-  return p;
-}
 
 // A native command went into q: it is flushed before the reader blocks,
 // and the session waits for its completion before it ends.
@@ -59,41 +16,6 @@ void Session::enqueued(Queue &q)
     dirty_.push_back(&q);
   }
   completions_.started();
-}
-
-void Session::launch(Pending *p, cl_int err, cl_event ev, Queue &q)
-{
-  release_waits();
-  if (err != CL_SUCCESS) {
-    uint64_t id = p->id;
-    if (p->staging != nullptr)
-      p->staging->unref();
-    if (p->kind == Pending::Finish) {
-      delete p;
-      reply(id, err);
-      return;
-    }
-    // No bridges yet: only later commands can add them.
-    completions_.drop(id);
-    complete_now(id, err);
-    return;
-  }
-  enqueued(q);
-  // An ungated command reports the commands before it that went without an
-  // event (Session::run); a marker covers them for any other.
-  if (!q.untracked.empty() && (p->gated || p->self_completing()))
-    cover(q);
-  // A sweep (peer readers run them too) must see p either without its
-  // event or with its callback: found failed in between, it would be
-  // completed twice, once more by a callback registered after the failure.
-  std::unique_lock<std::mutex> sweep_lock =
-      completions_.sweep_guard(p->platform);
-  p->ev = ev;
-  if (p->kind == Pending::Finish)
-    completions_.track_finish(p);
-  if (!q.untracked.empty())
-    adopt(p, q);
-  completions_.watch(p, sweep_lock.owns_lock());
 }
 
 // p covers q's untracked commands: they are reported when p completes.

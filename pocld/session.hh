@@ -132,6 +132,7 @@ private:
   friend class Completions;
   enum class Outcome { Ok, Failed, Protocol };
 
+  // commands.cc: the command reader's call of a message's handler.
   bool dispatch(const Msg &m);
   // dispatch's call of a handler, which takes the message or its decoded
   // form; none: a type the session's command reader does not hand on.
@@ -176,13 +177,15 @@ private:
   bool get_program_binary(const Msg &m);
   bool create_kernel(const Decoded &d);
 
-  // events.cc: a command's wait list, its entry in the completions' table,
-  // its launch and the covers of commands without an event.
+  // completions.cc: a command's wait list, its entry in the completions'
+  // table and its launch.
   Pending *open_cmd(uint64_t id, const WaitList &waits, const Queue &q,
                     uint64_t queue_id, cl_int &err);
-  void enqueued(Queue &q);
   void launch(Pending *p, cl_int err, cl_event ev, Queue &q);
   void release_waits();
+  // events.cc: the covers of commands without an event, other servers'
+  // events.
+  void enqueued(Queue &q);
   bool notify(const Msg &m);
   void fail_slot(DataSlot &s);
   bool subscribe(const Msg &m);

@@ -16,7 +16,7 @@ namespace pocld {
 using SessionId = std::array<uint8_t, 16>;
 
 // One received message.  body and payload point into the reader's buffer and
-// stay valid until the next call to MsgReader::next.
+// stay valid until the next call to MsgReader::next (channel.hh).
 struct Msg {
   pocl_remote_hdr hdr;
   const uint8_t *body;
@@ -68,41 +68,6 @@ inline bool mul_ok(uint64_t a, uint64_t b, uint64_t &r)
   return !__builtin_mul_overflow(a, b, &r);
 }
 
-// Buffered reader of the command link.  One recv() usually brings in many
-// pipelined messages; each message is handed out in place, without copying.
-// The buffer grows to the largest message seen (bounded by the per-type
-// payload limits) and shrinks back once a large message has been consumed.
-class MsgReader {
-public:
-  enum class Status { Ok, Closed, Bad };
-  MsgReader(Conn c, const char *sid);
-  ~MsgReader();
-  MsgReader(const MsgReader &) = delete;
-  MsgReader &operator=(const MsgReader &) = delete;
-
-  // Reads and frames the next message: its header must pass
-  // check_command_header (decode.hh).  Bad (logged) on a violation, Closed
-  // on EOF or socket error.
-  Status next(Msg &m);
-  // True when a whole message is already buffered, i.e. next() will not
-  // block.
-  bool has_message() const;
-  // The queue of the next message if it is a whole NDRANGE already
-  // buffered, else UINT64_MAX.  Not validated yet: a hint only.
-  uint64_t next_ndrange_queue() const;
-  // The event that this NDRANGE waits for, when that is its whole wait list
-  // and on this server, else UINT64_MAX.  A hint too.
-  uint64_t next_ndrange_sole_wait() const;
-
-private:
-  Status fill(uint64_t need);
-  Conn c_;
-  const uint64_t spin_ns_;
-  const char *sid_;
-  uint8_t *buf_;
-  uint64_t cap_, start_ = 0, end_ = 0;
-};
-
 // All of iov's bytes, in order (may advance iov's entries).
 bool send_iov(Conn c, iovec *iov, int count);
 // One message (header, body, payload) with one send of the link; an ACK
@@ -149,6 +114,8 @@ template <class F> pocl_remote_bulk_io grown_by(F &f, uint64_t step)
   return io;
 }
 
+// How long a reader polls its link before it blocks (POCLD_SPIN_US).
+uint64_t spin_ns();
 uint64_t realtime_ns();
 uint64_t monotonic_ns();
 

@@ -1,5 +1,5 @@
 /* test_coalesce.c - kernels held back to leave with later ones
-   (POCL_REMOTE_COALESCE, lib/CL/devices/remote/channel/remote_coalesce.c) keep
+   (POCL_REMOTE_COALESCE, lib/CL/devices/remote/channel/remote_send.c) keep
    their order and their completion, whether the application flushes or
    not.  Run with POCL_REMOTE_COALESCE=64 (the default on two CPUs) and =0
    (remote_tests.cmake).

@@ -5,8 +5,8 @@
 
    The channel connects and keeps a session per pocld (remote_session.c,
    remote_handshake.c, remote_conn.c), sends messages whole from the
-   caller's thread, logged for a resume (remote_log.c, remote_resume.c) and
-   coalesced into bursts (remote_coalesce.c), over the client's transports
+   caller's thread, logged for a resume and coalesced into bursts
+   (remote_send.c; the resume: remote_resume.c), over the client's transports
    (remote_transport.h), and reads replies and completions on its reader
    threads (remote_reader.c).  What it reads goes up through the handlers the
    driver registers (remote_channel_handlers): the channel calls no driver
@@ -31,7 +31,7 @@
 typedef struct remote_server remote_server;
 typedef struct remote_inflight remote_inflight;
 
-/* A socket's replay log (remote_log.c): entries first..next-1 (message
+/* A socket's replay log (remote_send.c): entries first..next-1 (message
    counts, from 1) at ring[seq & (cap-1)].  */
 typedef struct remote_log
 {
@@ -84,7 +84,7 @@ struct remote_server
   pthread_mutex_t cmd_send_lock;
   pthread_mutex_t data_send_lock;
   remote_log log[2]; /* [0]: command socket, [1]: data socket */
-  /* the first message of the command log held back (remote_coalesce.c),
+  /* the first message of the command log held back (remote_send.c),
      0 if none (written under cmd_send_lock, atomic), and when the last
      command was logged */
   uint64_t held_from;
@@ -227,7 +227,7 @@ pocl_remote_dead (const remote_server *s)
   return __atomic_load_n (&s->dead, __ATOMIC_ACQUIRE);
 }
 
-/* Messages (remote_conn.c): 0, or -1 when the session is lost.  One
+/* Messages (remote_send.c): 0, or -1 when the session is lost.  One
    message, whole, on the command link (data_socket 0) or the data link.  */
 int pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
                       uint64_t id, const void *body, size_t body_size,
@@ -239,7 +239,8 @@ int pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
                           uint64_t id, const void *body, size_t body_size,
                           const struct iovec *payload, int payload_count,
                           int stable_from);
-/* A request and its REPLY, whose payload (malloc'd) goes to *reply.  */
+/* A request and its REPLY, whose payload (malloc'd) goes to *reply
+   (remote_conn.c).  */
 cl_int pocl_remote_request (remote_server *s, uint32_t type, const void *body,
                             size_t body_size, const struct iovec *payload,
                             int payload_count, void **reply,
@@ -249,12 +250,13 @@ void pocl_remote_request_async (remote_server *s, uint32_t type,
                                 const void *body, size_t body_size,
                                 const struct iovec *payload,
                                 int payload_count);
-/* The in-flight table: a command's completion finds it there.  take
+/* The in-flight table (remote_send.c): a command's completion finds it
+   there.  take
    returns NULL when it is not (any more) in the table.  */
 void pocl_remote_event_insert (remote_server *s, remote_inflight *f);
 remote_inflight *pocl_remote_event_take (remote_server *s, uint64_t id);
 uint64_t pocl_remote_server_to_client_time (remote_server *s, uint64_t ts);
-/* Sends the kernels every server holds back (remote_coalesce.c) since
+/* Sends the kernels every server holds back (remote_send.c) since
    `held_before` (monotonic ns) or earlier; UINT64_MAX: all of them.  */
 void pocl_remote_flush_all_held (uint64_t held_before);
 

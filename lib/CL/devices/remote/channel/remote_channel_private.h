@@ -1,6 +1,7 @@
 /* remote_channel_private.h - what the files of the channel share among
    themselves (remote_channel.h is what the driver sees): requests, the
-   replay log, coalescing, the readers, the handshake and the transports.
+   send path (replay log, coalescing), the readers, the handshake and the
+   transports.
    Declarations go by file.  */
 
 #ifndef POCL_REMOTE_CHANNEL_PRIVATE_H
@@ -51,8 +52,6 @@ extern remote_channel_handlers pocl_remote_handlers;
 /* The session is lost for good: waiters fail, and so do the commands in
    flight (through the handlers).  */
 void pocl_remote_server_lost (remote_server *s);
-/* Breaks s's links, and what its bulk transport has: its readers end.  */
-void pocl_remote_shutdown_links (remote_server *s);
 /* What the bulk transport sets up besides, counted among the readers (1),
    or nothing to do (0); started by its start.  */
 int pocl_remote_bulk_reserve (remote_server *s);
@@ -109,20 +108,24 @@ void pocl_remote_ucx_answered (remote_server *s,
 int pocl_remote_reader_start (remote_server *s,
                               void (*broken) (remote_server *s));
 
-/* remote_log.c: the replay log.  append: one message (iov[0] the header),
-   the pieces from `stable_from` on referenced, the others copied (-1
-   without memory); trim: drops the entries the server has handled (count
-   `seen`); iov: an entry's pieces as sent (at most 8), their count.  */
+/* remote_resume.c: s's readers, started on its current links; when one
+   finds its link broken, the reconnect starts.  */
+int pocl_remote_start_readers (remote_server *s);
+
+/* remote_send.c */
+/* Breaks s's links, and what its bulk transport has: its readers end.  */
+void pocl_remote_shutdown_links (remote_server *s);
+/* The in-flight table's first entry of bucket b, taken out (NULL: none).  */
+remote_inflight *pocl_remote_event_pop (remote_server *s, unsigned b);
+/* The replay log.  append: one message (iov[0] the header), the pieces
+   from `stable_from` on referenced, the others copied (-1 without memory);
+   trim: drops the entries the server has handled (count `seen`); iov: an
+   entry's pieces as sent (at most 8), their count.  */
 int pocl_remote_log_append (remote_log *log, const struct iovec *iov, int n,
                             int stable_from);
 void pocl_remote_log_trim (remote_log *log, uint64_t seen);
 int pocl_remote_log_iov (remote_log_entry *e, struct iovec *iov);
 
-/* remote_resume.c: s's readers, started on its current links; when one
-   finds its link broken, the reconnect starts.  */
-int pocl_remote_start_readers (remote_server *s);
-
-/* remote_coalesce.c */
 /* How many kernels of a burst may wait for the next write
    (POCL_REMOTE_COALESCE): at most as many as one write takes (CMD_IOV: 8
    pieces a message, IOV_MAX 1024), and that many by default on a client

@@ -1,12 +1,11 @@
-/* remote_conn.c - message I/O on the connections to pocld: sends (each
-   message whole under its socket's lock, logged for a resume), synchronous
-   requests and their replies, the in-flight command table, and the loss of
-   a session (whose commands fail through the driver's handlers), and the
-   count of a session's readers.
+/* remote_conn.c - the rest of the message I/O with pocld: synchronous
+   requests and their replies, the driver's handlers, the loss of a session
+   (whose commands fail through those handlers), and the count of a
+   session's readers.
 
-   Threads: application threads write their own messages (no hand-off on the
-   command path); one reader thread per socket receives (remote_reader.c).
-   Connecting: remote_session.c; the servers: remote_registry.c.  */
+   Sending, and the in-flight command table: remote_send.c; one reader
+   thread per link receives (remote_reader.c).  Connecting:
+   remote_session.c; the servers: remote_registry.c.  */
 
 #include <errno.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 #include "pocl_remote_workers.h"
 #include "pocl_runtime_config.h"
 #include "remote_channel_private.h"
-#include "remote_trace.h"
 
 remote_channel_handlers pocl_remote_handlers;
 
@@ -25,115 +23,6 @@ void
 pocl_remote_channel_setup (const remote_channel_handlers *h)
 {
   pocl_remote_handlers = *h;
-}
-
-/* The trace's send events: commands, their DATA, and the notifications
-   and subscriptions of events (which name the event in their body).  */
-static void
-trace_send (remote_server *s, uint32_t type, uint64_t id, const void *body,
-            uint64_t bytes, uint64_t t0)
-{
-  remote_trace_what what = REMOTE_TRACE_SEND;
-  if (type < POCL_RMSG_NOTIFY_EVENT || type > POCL_RMSG_DATA)
-    return;
-  if (type == POCL_RMSG_DATA)
-    what = REMOTE_TRACE_SEND_DATA;
-  else if (type == POCL_RMSG_NOTIFY_EVENT || type == POCL_RMSG_SUBSCRIBE)
-    {
-      what = REMOTE_TRACE_NOTIFY;
-      memcpy (&id, body, sizeof (id));
-    }
-  pocl_remote_trace_record (what, s->index, id, type, bytes, t0,
-                            pocl_remote_trace_now ());
-}
-
-int
-pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
-                      uint64_t id, const void *body, size_t body_size,
-                      const struct iovec *payload, int payload_count,
-                      int stable_from)
-{
-  struct iovec iov[8];
-  pocl_remote_hdr h;
-  int i, n = 0, stable = 8;
-  uint64_t total = 0;
-
-  assert (payload_count <= 6);
-  for (i = 0; i < payload_count; ++i)
-    total += payload[i].iov_len;
-  h.type = type;
-  h.body_size = (uint32_t)body_size;
-  h.payload_size = total;
-  h.id = id;
-  iov[n].iov_base = &h;
-  iov[n++].iov_len = sizeof (h);
-  if (body_size)
-    {
-      iov[n].iov_base = (void *)body;
-      iov[n++].iov_len = body_size;
-    }
-  for (i = 0; i < payload_count; ++i)
-    {
-      if (i == stable_from)
-        stable = n;
-      if (payload[i].iov_len)
-        iov[n++] = payload[i];
-    }
-
-  pthread_mutex_t *lock = data_socket ? &s->data_send_lock : &s->cmd_send_lock;
-  remote_log *log = &s->log[data_socket];
-  if (pocl_remote_dead (s))
-    return -1;
-  uint64_t trace_t0 = REMOTE_TRACE_T0 ();
-  int held = 0;
-  pthread_mutex_lock (lock);
-  pocl_remote_log_trim (log, __atomic_load_n (&s->acked[data_socket],
-                                              __ATOMIC_ACQUIRE));
-  int r = pocl_remote_log_append (log, iov, n, stable);
-  /* A large payload in one piece may go another way (the bulk transport,
-     which marks the header); the log keeps the plain type: sent again, it
-     comes inline.  */
-  uint32_t mark = data_socket && total >= POCL_REMOTE_STRIPE_MIN
-                          && iov[n - 1].iov_len == total
-                      ? s->bulk.ops->mark (&s->bulk, total)
-                      : 0;
-  /* A failed write is the reader's to notice: the message is logged, and
-     the reconnect sends it again.  */
-  if (r == 0 && !__atomic_load_n (&s->down, __ATOMIC_ACQUIRE))
-    {
-      pocl_remote_link *l = data_socket ? &s->data : &s->cmd;
-      if (!data_socket)
-        held = pocl_remote_send_cmd (s, type, iov, n) == 1;
-      else if (mark == 0)
-        pocl_remote_link_send (l, iov, n);
-      else
-        {
-          h.type |= mark;
-          /* PARTIAL: the link is in step but pocld did not get the
-             payload (UCX failed under it): the links break, and the
-             resume sends it again inline.  */
-          if (pocl_remote_link_send (l, iov, n - 1) == 0
-              && s->bulk.ops->send (&s->bulk, l, mark, iov[n - 1].iov_base,
-                                    total, NULL)
-                     == POCL_REMOTE_BULK_PARTIAL)
-            pocl_remote_shutdown_links (s);
-        }
-    }
-  pthread_mutex_unlock (lock);
-  __atomic_fetch_add (&s->bytes_sent, sizeof (h) + body_size + total,
-                      __ATOMIC_RELAXED);
-  if (__builtin_expect (pocl_remote_trace_on, 0) && !held)
-    trace_send (s, type, id, body, sizeof (h) + body_size + total, trace_t0);
-  return r;
-}
-
-int
-pocl_remote_send (remote_server *s, int data_socket, uint32_t type,
-                  uint64_t id, const void *body, size_t body_size,
-                  const struct iovec *payload, int payload_count)
-{
-  return pocl_remote_send_ref (s, data_socket, type, id, body, body_size,
-                               payload, payload_count, payload_count);
 }
 
 /* Sends a request and blocks until its REPLY.  *reply (malloc'd, may be
@@ -217,47 +106,10 @@ pocl_remote_request_async (remote_server *s, uint32_t type, const void *body,
                     payload_count);
 }
 
-void
-pocl_remote_event_insert (remote_server *s, remote_inflight *f)
-{
-  unsigned b = (unsigned)(f->id & (REMOTE_EVENT_BUCKETS - 1));
-  pthread_mutex_lock (&s->table_lock);
-  f->hash_next = s->events[b];
-  s->events[b] = f;
-  __atomic_fetch_add (&s->in_flight, 1, __ATOMIC_RELAXED);
-  pthread_mutex_unlock (&s->table_lock);
-}
-
-remote_inflight *
-pocl_remote_event_take (remote_server *s, uint64_t id)
-{
-  unsigned b = (unsigned)(id & (REMOTE_EVENT_BUCKETS - 1));
-  pthread_mutex_lock (&s->table_lock);
-  remote_inflight **p = &s->events[b];
-  while (*p && (*p)->id != id)
-    p = &(*p)->hash_next;
-  remote_inflight *re = *p;
-  if (re)
-    {
-      *p = re->hash_next;
-      __atomic_fetch_sub (&s->in_flight, 1, __ATOMIC_RELAXED);
-    }
-  pthread_mutex_unlock (&s->table_lock);
-  return re;
-}
-
 uint64_t
 pocl_remote_server_to_client_time (remote_server *s, uint64_t ts)
 {
   return ts ? (uint64_t)((int64_t)ts - s->clock_offset_ns) : 0;
-}
-
-void
-pocl_remote_shutdown_links (remote_server *s)
-{
-  pocl_remote_link_shutdown (&s->cmd);
-  pocl_remote_link_shutdown (&s->data);
-  s->bulk.ops->shutdown (&s->bulk);
 }
 
 /* What the bulk transport sets up besides, counted in (1) or not (0).  */
@@ -335,14 +187,7 @@ pocl_remote_server_lost (remote_server *s)
     {
       for (;;)
         {
-          pthread_mutex_lock (&s->table_lock);
-          remote_inflight *re = s->events[b];
-          if (re)
-            {
-              s->events[b] = re->hash_next;
-              __atomic_fetch_sub (&s->in_flight, 1, __ATOMIC_RELAXED);
-            }
-          pthread_mutex_unlock (&s->table_lock);
+          remote_inflight *re = pocl_remote_event_pop (s, b);
           if (re == NULL)
             break;
           pocl_remote_handlers.complete (s, re, &c);

@@ -355,7 +355,7 @@ typedef struct reader_arg
 } reader_arg;
 
 /* Acknowledge the server's messages: after ACK_EVERY of them an ACK is due
-   and goes with our next command (remote_coalesce.c), which saves a write
+   and goes with our next command (remote_send.c), which saves a write
    here and a wake-up of pocld's reader; it goes by itself after ACK_ALONE,
    or after ACK_PAYLOAD payload bytes (the server keeps each message, read
    data included, until then).  */

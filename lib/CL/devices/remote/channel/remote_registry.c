@@ -1,7 +1,7 @@
 /* remote_registry.c - the servers this client knows, one record per
    host:port, under one lock.  At the bottom of the channel: sessions
    (remote_session.c) add and replace records, the coalescing timer
-   (remote_coalesce.c) walks them, and neither calls the other for it.  */
+   (remote_send.c) walks them, and neither calls the other for it.  */
 
 #include <string.h>
 

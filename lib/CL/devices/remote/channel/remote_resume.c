@@ -3,7 +3,7 @@
    finds its link broken, which it tells through the function it was
    started with, the thread that reconnects and resumes the session
    (doc/reconnect.md).  While the connections are down, senders only log
-   (remote_log.c); the reconnect thread replays what the server did not get,
+   (remote_send.c); the reconnect thread replays what the server did not get,
    in order, before anything new goes out.  */
 
 #include <string.h>
