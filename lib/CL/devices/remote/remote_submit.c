@@ -111,8 +111,10 @@ count_waits (cl_event e)
    is gone (or never arrived), while PoCL counts the destination's copy as
    the latest.  Every later command on the buffer fails rather than see the
    old bytes (doc/reconnect.md, "Content on a lost server").  The mark is
-   in the buffer's identifier on every remote device of its context.  */
+   in the buffer's identifier on every remote device of its context; until
+   the first one, a submit reads one flag instead of every buffer's.  */
 #define REMOTE_MEM_LOST 1u
+static unsigned marked_lost;
 
 static void
 mark_lost (cl_mem mem, cl_device_id remote)
@@ -124,6 +126,7 @@ mark_lost (cl_mem mem, cl_device_id remote)
       __atomic_or_fetch (
           &mem->device_ptrs[ctx->devices[i]->global_mem_id].extra,
           REMOTE_MEM_LOST, __ATOMIC_RELEASE);
+  __atomic_store_n (&marked_lost, 1, __ATOMIC_RELEASE);
 }
 
 static int
@@ -139,6 +142,8 @@ static int
 uses_lost (cl_event e, cl_device_id dev)
 {
   size_t i;
+  if (!__atomic_load_n (&marked_lost, __ATOMIC_ACQUIRE))
+    return 0;
   for (i = 0; i < e->num_buffers; ++i)
     {
       cl_mem m = e->mem_objs[i];
