@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "remote.h"
 #include "remote_params.h"
+#include "pocl_timing.h"
 
 /* Connecting to the servers found stops after this long: anyone on the
    link can advertise, and a server that accepts but never answers holds
@@ -60,30 +60,23 @@ is_named (const pocl_remote_found *f)
   return 0;
 }
 
-static long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 unsigned
 pocl_remote_discovered_probe (unsigned named)
 {
   pocl_remote_found found[POCL_REMOTE_DISCOVERY_MAX];
   unsigned n, i, d;
-  long start;
+  uint64_t start;
   cl_int err;
   num_named = named;
   num_discovered = 0;
   n = pocl_remote_discover (found, POCL_REMOTE_DISCOVERY_MAX);
-  start = now_ms ();
+  start = pocl_gettimemono_ns ();
   for (i = 0; i < n; ++i)
     {
       const pocl_remote_found *f = &found[i];
       remote_server *s;
-      if (now_ms () - start > DISCOVERED_CONNECT_BUDGET_MS)
+      if (pocl_gettimemono_ns () - start
+          > DISCOVERED_CONNECT_BUDGET_MS * 1000000ull)
         {
           fprintf (stderr,
                    "pocl-remote: connecting to the discovered servers took "

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "remote_channel_private.h"
+#include "pocl_timing.h"
 
 #ifdef POCL_REMOTE_HAVE_AVAHI
 #include <avahi-client/client.h>
@@ -184,21 +184,14 @@ client_cb (AvahiClient *c, AvahiClientState state, void *userdata)
     st->failed = 1;
 }
 
-static long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 unsigned
 pocl_remote_discover (pocl_remote_found *out, unsigned max)
 {
   browse_state st;
   AvahiServiceBrowser *b;
   int error = 0;
-  long ms = discovery_ms (), deadline;
+  long ms = discovery_ms ();
+  uint64_t start, deadline;
   if (ms < 0 || max == 0)
     return 0;
   memset (&st, 0, sizeof (st));
@@ -224,17 +217,19 @@ pocl_remote_discover (pocl_remote_found *out, unsigned max)
   if (b == NULL)
     fprintf (stderr, "pocl-remote: DNS-SD browse failed: %s\n",
              avahi_strerror (avahi_client_errno (st.client)));
-  deadline = now_ms () + ms;
+  start = pocl_gettimemono_ns ();
+  deadline = start + (uint64_t)ms * 1000000;
   /* until the daemon has said all it knows and every resolver answered,
      or the time is up */
   while (b != NULL && !st.failed && !(st.all_for_now && st.running == 0))
     {
-      long left = deadline - now_ms ();
+      uint64_t now = pocl_gettimemono_ns ();
+      long left = now < deadline ? (long)((deadline - now) / 1000000) : 0;
       if (left <= 0 || avahi_simple_poll_iterate (st.poll, (int)left) != 0)
         break;
     }
   POCL_MSG_PRINT_INFO ("remote: DNS-SD found %u servers in %ld ms\n", st.n,
-                       ms - (deadline - now_ms ()));
+                       (long)((pocl_gettimemono_ns () - start) / 1000000));
   /* frees the browser and any resolver still running */
   avahi_client_free (st.client);
   avahi_simple_poll_free (st.poll);
