@@ -130,10 +130,12 @@ noop_series (cl_command_queue q, cl_kernel k, int iters)
 /* The chain: LEN dependent launches of INC, which increments COUNTER's
    first int, on the in-order Q and one clFinish, ITERS times after 5
    untimed; the counter is checked after each, so that the chain really
-   ran.  NAME is the device's, for the message.  */
+   ran.  NAME is the device's, for the message.  EVENTS: as a SYCL runtime
+   submits, on an out-of-order Q, each launch waits for the previous one's
+   event, then a wait for the last event instead of clFinish.  */
 static inline stats
 chain_series (cl_command_queue q, cl_kernel inc, cl_mem counter,
-              const char *name, int len, int iters)
+              const char *name, int len, int iters, int events)
 {
   size_t g = 1;
   double *v = malloc (iters * sizeof (double));
@@ -143,10 +145,23 @@ chain_series (cl_command_queue q, cl_kernel inc, cl_mem counter,
       CHECK (clEnqueueWriteBuffer (q, counter, CL_TRUE, 0, 4, &zero, 0, NULL,
                                    NULL));
       double t0 = now_us ();
+      cl_event prev = NULL, ev;
       for (j = 0; j < len; ++j)
-        CHECK (
-            clEnqueueNDRangeKernel (q, inc, 1, NULL, &g, NULL, 0, NULL, NULL));
-      CHECK (clFinish (q));
+        {
+          CHECK (clEnqueueNDRangeKernel (q, inc, 1, NULL, &g, NULL,
+                                         prev != NULL, prev ? &prev : NULL,
+                                         events ? &ev : NULL));
+          if (prev != NULL)
+            clReleaseEvent (prev);
+          prev = events ? ev : NULL;
+        }
+      if (events)
+        {
+          CHECK (clWaitForEvents (1, &prev));
+          clReleaseEvent (prev);
+        }
+      else
+        CHECK (clFinish (q));
       if (i >= 0)
         v[i] = now_us () - t0;
       CHECK (clEnqueueReadBuffer (q, counter, CL_TRUE, 0, 4, &got, 0, NULL,

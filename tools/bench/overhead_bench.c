@@ -175,66 +175,41 @@ noop_latency (dev *d, int iters)
   return s;
 }
 
+/* events: the chain as a SYCL runtime submits it (chain_series), on an
+   out-of-order queue of its own.  */
 static stats
-chain (dev *d, int len, int iters)
+chain (dev *d, int len, int iters, int events)
 {
   cl_int err;
+  cl_command_queue q = d->q;
+  if (events)
+    {
+      q = clCreateCommandQueue (d->ctx, d->id,
+                                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+      CHECK (err);
+    }
   cl_kernel k = kernel (d, "inc");
   cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
   CHECK (err);
   CHECK (clSetKernelArg (k, 0, sizeof (c), &c));
-  stats s = chain_series (d->q, k, c, d->name, len, iters);
+  stats s = chain_series (q, k, c, d->name, len, iters, events);
   clReleaseMemObject (c);
   clReleaseKernel (k);
+  if (events)
+    clReleaseCommandQueue (q);
   return s;
 }
 
-static stats
-event_chain (dev *d, int len, int iters)
+/* The native and remote figures of a chain, and the ratio.  */
+static void
+print_chain (const char *title, const char *what, stats l, stats rm, double r)
 {
-  cl_int err;
-  cl_command_queue q = clCreateCommandQueue (
-      d->ctx, d->id, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
-  CHECK (err);
-  cl_kernel k = kernel (d, "inc");
-  cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
-  CHECK (err);
-  CHECK (clSetKernelArg (k, 0, sizeof (c), &c));
-  size_t g = 1;
-  double *v = malloc (iters * sizeof (double));
-  int i, j, zero = 0, got = 0;
-  for (i = -5; i < iters; ++i)
-    {
-      CHECK (clEnqueueWriteBuffer (q, c, CL_TRUE, 0, 4, &zero, 0, NULL, NULL));
-      double t0 = now_us ();
-      cl_event prev = NULL, ev;
-      for (j = 0; j < len; ++j)
-        {
-          CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL,
-                                         prev != NULL, prev ? &prev : NULL,
-                                         &ev));
-          if (prev != NULL)
-            clReleaseEvent (prev);
-          prev = ev;
-        }
-      CHECK (clWaitForEvents (1, &prev));
-      if (i >= 0)
-        v[i] = now_us () - t0;
-      clReleaseEvent (prev);
-      CHECK (clEnqueueReadBuffer (q, c, CL_TRUE, 0, 4, &got, 0, NULL, NULL));
-      if (got != len)
-        {
-          fprintf (stderr, "event chain on %s counted %d, expected %d\n",
-                   d->name, got, len);
-          exit (1);
-        }
-    }
-  stats s = summarize (v, iters);
-  free (v);
-  clReleaseMemObject (c);
-  clReleaseKernel (k);
-  clReleaseCommandQueue (q);
-  return s;
+  printf ("\n%-28s %10s %10s %10s\n", title, "min", "median", "p90");
+  printf ("%-28s %10.1f %10.1f %10.1f\n", "native", l.min, l.median, l.p90);
+  printf ("%-28s %10.1f %10.1f %10.1f\n", "remote", rm.min, rm.median,
+          rm.p90);
+  printf ("%s: remote / (native + RTT) = %.2fx (median), %.2fx (min)\n", what,
+          rm.median / (l.median + r), rm.min / (l.min + r));
 }
 
 /* ---- stream kernels ---- */
@@ -519,9 +494,9 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
       if (want (argc, argv, first, "stream"))
         stream (&local, (size_t)1 << log2n, 20, n.stream);
       if (want (argc, argv, first, "chain"))
-        n.chain = chain (&local, 100, chains (iters));
+        n.chain = chain (&local, 100, chains (iters), 0);
       if (want (argc, argv, first, "events"))
-        n.events = event_chain (&local, 100, chains (iters));
+        n.events = chain (&local, 100, chains (iters), 1);
       if (want (argc, argv, first, "migrate"))
         transfer4 (&local, iters, &n);
       _exit (write (fd[1], &n, sizeof (n)) == (ssize_t)sizeof (n) ? 0 : 1);
@@ -631,34 +606,18 @@ main (int argc, char **argv)
               "extra - 2 RTT)\n");
     }
 
+  /* native first, then remote: in this order, not as two arguments */
   if (want (argc, argv, optind, "chain"))
     {
-      stats lc = icd ? nat.chain : chain (&local, 100, chains (iters));
-      stats rc = chain (&remote, 100, chains (iters));
-      printf ("\n%-28s %10s %10s %10s\n", "100-kernel chain (us)", "min",
-              "median", "p90");
-      printf ("%-28s %10.1f %10.1f %10.1f\n", "native", lc.min, lc.median,
-              lc.p90);
-      printf ("%-28s %10.1f %10.1f %10.1f\n", "remote", rc.min, rc.median,
-              rc.p90);
-      printf ("chain: remote / (native + RTT) = %.2fx (median), %.2fx "
-              "(min)\n",
-              rc.median / (lc.median + r), rc.min / (lc.min + r));
+      stats lc = icd ? nat.chain : chain (&local, 100, chains (iters), 0);
+      print_chain ("100-kernel chain (us)", "chain", lc,
+                   chain (&remote, 100, chains (iters), 0), r);
     }
-
   if (want (argc, argv, optind, "events"))
     {
-      stats le = icd ? nat.events : event_chain (&local, 100, chains (iters));
-      stats re = event_chain (&remote, 100, chains (iters));
-      printf ("\n%-28s %10s %10s %10s\n", "100 kernels, event chain (us)",
-              "min", "median", "p90");
-      printf ("%-28s %10.1f %10.1f %10.1f\n", "native", le.min, le.median,
-              le.p90);
-      printf ("%-28s %10.1f %10.1f %10.1f\n", "remote", re.min, re.median,
-              re.p90);
-      printf ("events: remote / (native + RTT) = %.2fx (median), %.2fx "
-              "(min)\n",
-              re.median / (le.median + r), re.min / (le.min + r));
+      stats le = icd ? nat.events : chain (&local, 100, chains (iters), 1);
+      print_chain ("100 kernels, event chain (us)", "events", le,
+                   chain (&remote, 100, chains (iters), 1), r);
     }
 
   if (peer.id && want (argc, argv, optind, "migrate"))

@@ -215,7 +215,7 @@ noop_latency (dev *d, int iters)
 static stats
 chain (dev *d, int len, int iters)
 {
-  return chain_series (d->q, d->inc, d->counter, d->name, len, iters);
+  return chain_series (d->q, d->inc, d->counter, d->name, len, iters, 0);
 }
 
 /* Best-of and median bandwidth of blocking 64 MiB writes and reads, with
