@@ -22,6 +22,8 @@ if [[ $# -ne 4 ]]; then
 fi
 pocld=$1 build=$2 client=$3 work=$4
 name=discovery_netns
+# shellcheck source=netns_util.sh
+. "$(dirname "${BASH_SOURCE[0]}")/netns_util.sh"
 rm -rf "$work"
 mkdir -p "$work"
 tag=$$
@@ -58,22 +60,9 @@ if [[ $(id -u) != 0 ]] || ! ip netns add "${nss[3]}" 2>/dev/null; then
   echo "$name: SKIP: needs root and ip netns"
   exit 77
 fi
-set -e
-ip -n "${nss[3]}" link add br0 type bridge
-ip -n "${nss[3]}" link set br0 up
 # client 10.215.0.1, servers .2 and .3
-for i in 0 1 2; do
-  n=${nss[$i]}
-  ip netns add "$n"
-  ip link add "v$i-$tag" type veth peer name "b$i-$tag"
-  ip link set "v$i-$tag" netns "$n"
-  ip link set "b$i-$tag" netns "${nss[3]}"
-  ip -n "${nss[3]}" link set "b$i-$tag" master br0 up
-  ip -n "$n" addr add "10.215.0.$((i + 1))/24" dev "v$i-$tag"
-  ip -n "$n" link set "v$i-$tag" up
-  ip -n "$n" link set lo up
-done
-set +e
+netns_bridge 10.215.0 "$tag" "${nss[3]}" "${nss[@]:0:3}" ||
+  fail "cannot set up the namespaces"
 
 # Host i's system bus (a permissive policy: only this test's processes reach its
 # socket) and avahi-daemon, as unprivileged and unchrooted as the test allows.

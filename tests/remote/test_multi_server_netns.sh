@@ -13,6 +13,8 @@ if [[ $# -ne 4 ]]; then
 fi
 pocld=$1 build=$2 client=$3 work=$4
 name=multi_server_netns
+# shellcheck source=netns_util.sh
+. "$(dirname "${BASH_SOURCE[0]}")/netns_util.sh"
 mkdir -p "$work"
 tag=$$
 nss=(pc$tag ps1$tag ps2$tag pb$tag)
@@ -38,34 +40,14 @@ if [[ $(id -u) != 0 ]] || ! ip netns add "${nss[3]}" 2>/dev/null; then
   echo "$name: SKIP: needs root and ip netns"
   exit 77
 fi
-set -e
-ip -n "${nss[3]}" link add br0 type bridge
-ip -n "${nss[3]}" link set br0 up
 # client 10.213.0.1, servers .2 and .3
-for i in 0 1 2; do
-  n=${nss[$i]}
-  ip netns add "$n"
-  ip link add "v$i-$tag" type veth peer name "b$i-$tag"
-  ip link set "v$i-$tag" netns "$n"
-  ip link set "b$i-$tag" netns "${nss[3]}"
-  ip -n "${nss[3]}" link set "b$i-$tag" master br0 up
-  ip -n "$n" addr add "10.213.0.$((i + 1))/24" dev "v$i-$tag"
-  ip -n "$n" link set "v$i-$tag" up
-  ip -n "$n" link set lo up
-done
-set +e
+netns_bridge 10.213.0 "$tag" "${nss[3]}" "${nss[@]:0:3}" ||
+  { echo "$name: FAIL: cannot set up the namespaces"; exit 1; }
 
 # pocld refuses a non-loopback address without a key unless told it is fine.
 insecure=()
 "$pocld" --help 2>&1 | grep -q -- --insecure && insecure=(--insecure)
 port=21000
-listening() { # NS PORT
-  local hex
-  hex=$(printf '%04X' "$2")
-  ip netns exec "$1" awk -v p=":$hex" \
-    'NR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
-    /proc/net/tcp
-}
 for i in 1 2; do
   ip netns exec "${nss[$i]}" env OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
     POCL_DEVICES=pthread "$pocld" --address "10.213.0.$((i + 1))" --port $port \
@@ -74,10 +56,10 @@ for i in 1 2; do
 done
 for i in 1 2; do
   for ((t = 0; t < 600; t++)); do
-    listening "${nss[$i]}" $port && listening "${nss[$i]}" $((port + 2)) && break
+    netns_listening "${nss[$i]}" $port && netns_listening "${nss[$i]}" $((port + 2)) && break
     sleep 0.1
   done
-  if ! listening "${nss[$i]}" $((port + 2)); then
+  if ! netns_listening "${nss[$i]}" $((port + 2)); then
     echo "$name: FAIL: pocld in ${nss[$i]} did not listen"
     tail -n 20 "$work/$name-$i.log"
     exit 1

@@ -20,6 +20,8 @@ if [[ $# -ne 5 ]]; then
 fi
 mode=$1 pocld=$2 build=$3 client=$4 work=$5
 name=outage
+# shellcheck source=netns_util.sh
+. "$(dirname "${BASH_SOURCE[0]}")/netns_util.sh"
 # A subnet and ports of each mode's own: CTest may run them at once.
 case $mode in
   short) grace=50 outage=6 net=10.215.0 port=21100 ;;
@@ -61,14 +63,6 @@ set +e
 
 key=$work/key
 (umask 077; echo "6a1c0d6e8a2b4c5d9e7f00112233445566778899aabbccddeeff001122334455" >"$key")
-listening() { # NS('' for the root namespace) PORT
-  local hex cmd=()
-  hex=$(printf '%04X' "$2")
-  [[ -z $1 ]] || cmd=(ip netns exec "$1")
-  "${cmd[@]}" awk -v p=":$hex" \
-    'NR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
-    /proc/net/tcp
-}
 start() { # NS ADDRESS LOG GRACE
   local cmd=()
   [[ -z $1 ]] || cmd=(ip netns exec "$1")
@@ -78,7 +72,7 @@ start() { # NS ADDRESS LOG GRACE
   pids+=($!)
   local t
   for ((t = 0; t < 600; t++)); do
-    listening "$1" $((port + 2)) && return 0
+    netns_listening "$1" $((port + 2)) && return 0
     sleep 0.1
   done
   echo "$name: FAIL: pocld at $2 did not listen"
