@@ -265,7 +265,8 @@ bool decode_cmdbuf(const uint8_t *payload, uint64_t size,
         t != POCL_RMSG_MARKER)
       return e.fail("CMDBUF_CREATE: command %u of type %u", i, t);
     if (en.num_syncs > i)
-      return e.fail("CMDBUF_CREATE: command %u waits for %u", i, en.num_syncs);
+      return e.fail("CMDBUF_CREATE: command %u waits for %u sync points",
+                    i, en.num_syncs);
     const uint8_t *raw = cur.take((uint64_t{en.num_syncs} * 4 + 7) & ~7ull);
     const int64_t body_size = pocl_remote_body_size(t);
     const uint8_t *bytes = nullptr;

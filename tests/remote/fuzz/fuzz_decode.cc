@@ -105,6 +105,18 @@ void one_message(const pocl_remote_hdr &h, const uint8_t *rest, size_t left,
     check_data_header(h, e);
     return;
   }
+  if (h.type == POCL_RMSG_CMDBUF_CREATE) {
+    // the session's handler decodes the entries (cmdbuf.cc)
+    static std::vector<CmdBufEntry> entries;
+    pocl_remote_cmdbuf_create c;
+    memcpy(&c, body, sizeof c);
+    if (decode_cmdbuf(payload, h.payload_size, c.num_commands, entries, e)) {
+      for (const CmdBufEntry &ce : entries)
+        check_views(ce.d, payload, h.payload_size);
+    } else if (e.why[0] == '\0')
+      __builtin_trap();
+    return;
+  }
   if (decode(h, body, payload, d, e))
     check_views(d, payload, h.payload_size);
   else if (e.why[0] == '\0')
