@@ -2,9 +2,9 @@
    the server: at finalize the recorded commands go to pocld in one
    CMDBUF_CREATE, and each clEnqueueCommandBufferKHR is then one CMDBUF_RUN
    (patch 0210 gives the driver the buffer whole: the op run_command_buffer
-   says which buffers it took).  A buffer holding a
-   command that has no entry kind (image and SVM commands, content-size
-   copies) stays with PoCL's core, which replays it command by command.  */
+   says which buffers it took).  A buffer holding a command that has no
+   entry kind (image and SVM commands, content-size copies) stays with
+   PoCL's core, which replays it command by command.  */
 
 #include <inttypes.h>
 #include <string.h>
