@@ -146,6 +146,11 @@ bool decode_command(Decoded &d, const uint8_t *payload, DecodeError &e)
     if (cur.left() != 0)
       return e.fail("MARKER with a payload beyond its wait list");
     return true;
+  case POCL_RMSG_CMDBUF_RUN:
+    d.cmdbuf_run = load<pocl_remote_cmdbuf_run>(d.body);
+    if (cur.left() != 0)
+      return e.fail("CMDBUF_RUN with a payload beyond its wait list");
+    return true;
   case POCL_RMSG_PUSH:
   case POCL_RMSG_MIGRATE_IN: {
     const pocl_remote_migrate &c = d.migrate = load<pocl_remote_migrate>(d.body);
@@ -240,6 +245,60 @@ bool decode_build(Decoded &d, const uint8_t *payload, DecodeError &e)
 }
 
 } // namespace
+
+bool decode_cmdbuf(const uint8_t *payload, uint64_t size,
+                   uint32_t num_commands, std::vector<CmdBufEntry> &out,
+                   DecodeError &e)
+{
+  out.clear();
+  if (num_commands == 0 || num_commands > POCL_REMOTE_MAX_CMDBUF_COMMANDS)
+    return e.fail("CMDBUF_CREATE: %u commands", num_commands);
+  Cursor cur(payload, size);
+  out.reserve(num_commands);
+  for (uint32_t i = 0; i < num_commands; ++i) {
+    pocl_remote_cmdbuf_entry en;
+    if (!cur.get(en))
+      return e.fail("CMDBUF_CREATE: command %u truncated", i);
+    const uint32_t t = en.type;
+    if (t != POCL_RMSG_NDRANGE && t != POCL_RMSG_COPY &&
+        t != POCL_RMSG_COPY_RECT && t != POCL_RMSG_FILL &&
+        t != POCL_RMSG_MARKER)
+      return e.fail("CMDBUF_CREATE: command %u of type %u", i, t);
+    if (en.num_syncs > i)
+      return e.fail("CMDBUF_CREATE: command %u waits for %u sync points",
+                    i, en.num_syncs);
+    const uint8_t *raw = cur.take((uint64_t{en.num_syncs} * 4 + 7) & ~7ull);
+    const int64_t body_size = pocl_remote_body_size(t);
+    const uint8_t *bytes = nullptr;
+    if (raw == nullptr || en.size < uint64_t(body_size) ||
+        (bytes = cur.take(en.size)) == nullptr)
+      return e.fail("CMDBUF_CREATE: command %u of %llu bytes", i,
+                    (unsigned long long)en.size);
+    CmdBufEntry &ce = out.emplace_back();
+    for (uint32_t j = 0; j < en.num_syncs; ++j) {
+      uint32_t s = load<uint32_t>(raw + 4 * j);
+      if (s >= i)
+        return e.fail("CMDBUF_CREATE: command %u waits for command %u", i, s);
+      ce.syncs.push_back(s);
+    }
+    pocl_remote_hdr h{};
+    h.type = t;
+    h.body_size = uint32_t(body_size);
+    h.payload_size = en.size - uint64_t(body_size);
+    if (load<pocl_remote_cmd>(bytes).num_waits != 0)
+      return e.fail("CMDBUF_CREATE: command %u with a wait list", i);
+    if (!decode(h, bytes, bytes + body_size, ce.d, e))
+      return false;
+    if (ce.d.cmd.flags & (POCL_RCMD_SVM | POCL_RCMD_CONTENT_SIZE |
+                          POCL_RCMD_SILENT))
+      return e.fail("CMDBUF_CREATE: command %u with flags %#x", i,
+                    ce.d.cmd.flags);
+  }
+  if (cur.left() != 0)
+    return e.fail("CMDBUF_CREATE: %llu bytes after the last command",
+                  (unsigned long long)cur.left());
+  return true;
+}
 
 bool include_path_ok(const char *p, size_t n)
 {
@@ -419,6 +478,7 @@ bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
   case POCL_RMSG_MARKER:
   case POCL_RMSG_PUSH:
   case POCL_RMSG_MIGRATE_IN:
+  case POCL_RMSG_CMDBUF_RUN:
     return decode_command(d, payload, e);
   case POCL_RMSG_CONNECT_PEER: {
     auto c = load<pocl_remote_connect_peer>(body);

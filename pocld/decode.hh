@@ -71,6 +71,7 @@ struct Decoded {
   uint64_t svm_count = 0;
   pocl_remote_mem_cmd mem{};
   pocl_remote_migrate migrate{}; // PUSH, MIGRATE_IN
+  pocl_remote_cmdbuf_run cmdbuf_run{}; // CMDBUF_RUN
   // What follows the wait list (WRITE* inline bytes, FILL pattern,
   // FILL_IMAGE color), CREATE_KERNEL's name, BUILD_PROGRAM's source or
   // binary, CONNECT_PEER's host.
@@ -96,6 +97,21 @@ struct Decoded {
 // False, with the reason in `e`, when the message is malformed.
 bool decode(const pocl_remote_hdr &hdr, const uint8_t *body,
             const uint8_t *payload, Decoded &d, DecodeError &e);
+
+// One command of a CMDBUF_CREATE: the message it would be (d, decoded as
+// that message; its pointers into the CMDBUF_CREATE's payload) and the
+// indices of the earlier commands it waits for.
+struct CmdBufEntry {
+  Decoded d;
+  std::vector<uint32_t> syncs;
+};
+
+// The num_commands entries of a CMDBUF_CREATE's payload, exactly: each of a
+// type a command buffer may hold, with no wait list, decoded as its own
+// message is, and waiting only for earlier entries.
+bool decode_cmdbuf(const uint8_t *payload, uint64_t size,
+                   uint32_t num_commands, std::vector<CmdBufEntry> &out,
+                   DecodeError &e);
 
 // An included file's name in BUILD_PROGRAM: "k/path", k a directory
 // number, path relative and inside it (no empty, "." or ".." component).

@@ -292,6 +292,7 @@ void Session::teardown()
     clFinish(q.second.q);
   completions_.sweep_failed();
   completions_.drain();
+  cmdbuf_release_all();
   for (auto &k : kernels_)
     clReleaseKernel(k.second.k);
   for (auto &p : programs_)

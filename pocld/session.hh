@@ -206,6 +206,18 @@ private:
   size_t local_size(Kernel &k, const Device &dev, size_t global);
   bool mem_command(const Decoded &d);
 
+  // cmdbuf.cc
+  bool cmdbuf_create(const Msg &m);
+  bool cmdbuf_run(const Decoded &d);
+  bool cmdbuf_free(const Msg &m);
+  void cmdbuf_release_all();
+  bool native_cmdbuf(const Device &d, NativeCmdBuf &n);
+  cl_int cmdbuf_check(const Decoded &d, const Queue &q);
+  cl_int cmdbuf_record(CmdBuf &cb, Queue &q);
+  void cmdbuf_release(CmdBuf &cb);
+  cl_int cmdbuf_emulate(CmdBuf &cb, Queue &q, cl_uint n, const cl_event *w,
+                        cl_event *ev);
+
   // svm.cc
   bool svm_alloc(const Msg &m);
   bool svm_free(const Msg &m);
@@ -412,6 +424,7 @@ private:
   std::unordered_map<uint64_t, Program> programs_;
   std::unordered_map<uint64_t, Kernel> kernels_;
   std::unordered_map<uint64_t, Sampler> samplers_;
+  std::unordered_map<uint64_t, CmdBuf> cmdbufs_;
   std::map<uint64_t, SvmAlloc> svm_; // by address, for range lookups
   uint64_t svm_gen_ = 0;             // changes of svm_
   uint64_t next_serial_ = 1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cl.hh"
+#include "decode.hh"
 
 #include <atomic>
 #include <cstdint>
@@ -115,6 +116,30 @@ struct SvmAlloc {
 struct Sampler {
   cl_sampler s;
   uint64_t serial;
+};
+
+// A device's cl_khr_command_buffer entry points (cmdbuf.cc).
+struct NativeCmdBuf {
+  clCreateCommandBufferKHR_fn create = nullptr;
+  clFinalizeCommandBufferKHR_fn finalize = nullptr;
+  clReleaseCommandBufferKHR_fn release = nullptr;
+  clEnqueueCommandBufferKHR_fn enqueue = nullptr;
+  clCommandNDRangeKernelKHR_fn ndrange = nullptr;
+  clCommandCopyBufferKHR_fn copy = nullptr;
+  clCommandCopyBufferRectKHR_fn copy_rect = nullptr;
+  clCommandFillBufferKHR_fn fill = nullptr;
+  clCommandBarrierWithWaitListKHR_fn barrier = nullptr;
+};
+
+// A client's command buffer: its commands as received (the views of cmds
+// point into bytes), and the native buffer recorded from them, or none
+// (emulated).
+struct CmdBuf {
+  std::vector<uint8_t> bytes;
+  std::vector<CmdBufEntry> cmds;
+  NativeCmdBuf native;
+  cl_command_buffer_khr handle = nullptr;
+  std::vector<cl_mem> subs; // sub-buffers of its kernels' arguments
 };
 
 } // namespace pocld

@@ -27,6 +27,7 @@ set(REMOTE_E2E_PROGRAMS
   event_status
   coalesce
   builtin_kernels
+  command_buffers
   acks
   outage
   discovery)
@@ -207,6 +208,17 @@ if(ENABLE_HOST_CPU_DEVICES)
   remote_and_local(svm 300)
   # Built-in kernels (clCreateProgramWithBuiltInKernels) as on the device.
   remote_and_local(builtin_kernels 300)
+  # Command buffers (cl_khr_command_buffer), made once on the server: exact
+  # results of many runs, a run behind a user event, error codes.
+  remote_and_local(command_buffers 300)
+  # ... the same through a pocld that emulates them (POCLD_CMDBUF=emulate).
+  set(cmdbuf_state "${CMAKE_CURRENT_BINARY_DIR}/command_buffers_emulated.state")
+  add_test(NAME remote/command_buffers_emulated
+    COMMAND sh -c "trap '\"$0\" stop \"$1\" >/dev/null 2>&1' EXIT; POCLD_CMDBUF=emulate \"$0\" start \"$1\" \"$2\" \"$3\" || exit 1; \"$4\" \"$1\" \"$3\" \"$5\""
+            "${FIXTURE}" "${cmdbuf_state}" "$<TARGET_FILE:pocld>" "${CMAKE_BINARY_DIR}"
+            "${RUN_REMOTE}" $<TARGET_FILE:remote_test_command_buffers>)
+  set_tests_properties(remote/command_buffers_emulated PROPERTIES LABELS "remote"
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "command_buffers: FAIL")
 
   # The same programs over a second vendor: the fixture "pocld_intel" serves Intel's
   # OpenCL CPU runtime (installed by tests/clients/setup_clients.sh, skipped without
@@ -243,6 +255,16 @@ if(ENABLE_HOST_CPU_DEVICES)
         FAIL_REGULAR_EXPRESSION "${prog}: FAIL")
     endif()
   endforeach()
+  # Command buffers through remote over Intel's runtime, which pocld emulates there
+  # (doc/pocld.md, Command buffers). Not natively: the runtime lists its
+  # cl_khr_command_buffer as version 1.0.0, whose recording calls need not be the
+  # 0.9.0 ones of this build's headers.
+  add_test(NAME remote/command_buffers_intel
+    COMMAND "${RUN_REMOTE}" "${STATE_INTEL}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_command_buffers>)
+  set_tests_properties(remote/command_buffers_intel PROPERTIES LABELS "remote"
+    FIXTURES_REQUIRED pocld_intel TIMEOUT 720
+    FAIL_REGULAR_EXPRESSION "command_buffers: FAIL")
   # ... two of them again through the completion path of NVIDIA servers (pocld's
   # waiter thread and commands without native events), on a pocld of its own.
   add_test(NAME remote/waiter

@@ -109,6 +109,24 @@ if(ENABLE_HOST_CPU_DEVICES AND ENABLE_EXAMPLES)
       ENVIRONMENT "${lanes_env}")
   endforeach()
 
+  # Command buffers across cuts: inside a CMDBUF_CREATE's entries and a CMDBUF_RUN's
+  # body; the resumed session has the buffer, and every run ran once (the test's
+  # results accumulate over the runs).
+  foreach(entry "create|CMDBUF_CREATE,at=payload,after=1"
+                "run|CMDBUF_RUN,at=body,after=10")
+    string(REPLACE "|" ";" entry "${entry}")
+    list(GET entry 0 cut)
+    list(GET entry 1 rule)
+    add_test(NAME remote/proxy_cut_cmdbuf_${cut}
+      COMMAND "${PROXY_TEST}" proxy_cut_cmdbuf_${cut} $<TARGET_FILE:fault_proxy>
+              "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}" "${PROXY_WORK}"
+              --cut "sock=cmd,dir=c2s,type=${rule}"
+              -- $<TARGET_FILE:remote_test_command_buffers>)
+    set_tests_properties(remote/proxy_cut_cmdbuf_${cut} PROPERTIES LABELS "remote"
+      FIXTURES_REQUIRED pocld TIMEOUT 240
+      FAIL_REGULAR_EXPRESSION "proxy_cut_cmdbuf_${cut}: FAIL")
+  endforeach()
+
   # The link goes down and comes back, then goes down for good, on a pocld of its own
   # whose sessions wait 2 s for a resume.
   add_test(NAME remote/link_down

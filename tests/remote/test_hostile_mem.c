@@ -11,6 +11,12 @@
      data size does not match their region: CL_INVALID_VALUE, where pocld
      closed the session before.
 
+   - command buffers (CMDBUF_CREATE) naming a buffer or kernel the session
+     does not have, or a fill beyond its buffer: an error in the REPLY;
+     CMDBUF_RUN of a buffer that does not exist: CL_INVALID_COMMAND_BUFFER_KHR;
+     a good one runs; one whose command waits for itself ends its session
+     (a protocol violation), not the server.
+
    Usage (through run_remote.sh, which names the fixture's port in
    POCL_REMOTE0_PARAMETERS): test_hostile_mem  */
 
@@ -18,6 +24,8 @@
 #include "remote_test_util.c"
 
 #include "raw_client.c"
+
+#include <CL/cl_ext.h>
 
 static const char source[]
     = "__kernel void seven (__global uint *p)\n"
@@ -370,6 +378,168 @@ image_sizes (raw_session *s)
         "session served");
 }
 
+/* A CMDBUF_CREATE payload being built: entries of a FILL of 0x100 (its
+   offset and size) or of the kernel 0x300 on 0x100, each waiting for the
+   sync points given.  */
+typedef struct cmdbuf_msg
+{
+  unsigned char p[1024];
+  size_t len;
+  uint32_t n;
+} cmdbuf_msg;
+
+static void
+put_entry (cmdbuf_msg *m, uint32_t type, uint32_t sync, int has_sync,
+           const void *body, size_t bsize, const void *pl, size_t psize)
+{
+  pocl_remote_cmdbuf_entry e = { type, has_sync ? 1u : 0u, bsize + psize };
+  memcpy (m->p + m->len, &e, sizeof (e));
+  m->len += sizeof (e);
+  if (has_sync)
+    {
+      uint32_t pad[2] = { sync, 0 };
+      memcpy (m->p + m->len, pad, 8);
+      m->len += 8;
+    }
+  memcpy (m->p + m->len, body, bsize);
+  memcpy (m->p + m->len + bsize, pl, psize);
+  m->len += bsize + psize;
+  m->n++;
+}
+
+static void
+put_fill (cmdbuf_msg *m, uint64_t mem, uint64_t offset, uint64_t size)
+{
+  pocl_remote_mem_cmd mc;
+  memset (&mc, 0, sizeof (mc));
+  mc.dst_id = mem;
+  mc.dst_origin[0] = offset;
+  mc.region[0] = size;
+  mc.data_size = 4;
+  uint32_t nine = 9;
+  put_entry (m, POCL_RMSG_FILL, 0, 0, &mc, sizeof (mc), &nine, 4);
+}
+
+static void
+put_kernel (cmdbuf_msg *m, uint64_t kernel, uint32_t sync, int has_sync)
+{
+  pocl_remote_ndrange nd;
+  pocl_remote_arg arg;
+  memset (&nd, 0, sizeof (nd));
+  memset (&arg, 0, sizeof (arg));
+  nd.kernel_id = kernel;
+  nd.work_dim = 1;
+  nd.num_args = 1;
+  nd.global[0] = 16;
+  nd.global[1] = nd.global[2] = 1;
+  nd.args_size = sizeof (arg);
+  arg.kind = POCL_REMOTE_ARG_BUFFER;
+  arg.a = 0x100;
+  put_entry (m, POCL_RMSG_NDRANGE, sync, has_sync, &nd, sizeof (nd), &arg,
+             sizeof (arg));
+}
+
+/* CMDBUF_CREATE of buffer `id` on queue 1: the REPLY's status, or 1 when
+   the connection closed.  */
+static int32_t
+cmdbuf_create (raw_session *s, uint64_t id, const cmdbuf_msg *m)
+{
+  pocl_remote_cmdbuf_create c;
+  memset (&c, 0, sizeof (c));
+  c.cmdbuf_id = id;
+  c.queue_id = 1;
+  c.num_commands = m->n;
+  int32_t st = 0;
+  if (raw_request (s, POCL_RMSG_CMDBUF_CREATE, &c, sizeof (c), m->p, m->len,
+                   &st))
+    return 1;
+  return st;
+}
+
+static int32_t
+cmdbuf_run (raw_session *s, uint64_t id)
+{
+  pocl_remote_cmdbuf_run r;
+  memset (&r, 0, sizeof (r));
+  r.cmd.queue_id = 1;
+  r.cmdbuf_id = id;
+  return completes (s, POCL_RMSG_CMDBUF_RUN, &r, sizeof (r), NULL, 0,
+                    "CMDBUF_RUN");
+}
+
+/* After sub_buffer_args: buffer 0x100 of 64 KiB, kernel 0x300 (seven).  */
+static void
+command_buffers (raw_session *s)
+{
+  struct
+  {
+    const char *what;
+    int32_t want;
+    uint64_t mem, offset, size, kernel;
+  } bad[] = {
+    { "a fill of a buffer it does not have", CL_INVALID_MEM_OBJECT, 0x999, 0,
+      64, 0 },
+    { "a fill beyond its buffer", CL_INVALID_VALUE, 0x100, 65536 - 60, 64, 0 },
+    { "a kernel it does not have", CL_INVALID_KERNEL, 0x100, 0, 64, 0x999 },
+  };
+  for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); ++i)
+    {
+      cmdbuf_msg m = { .len = 0 };
+      put_fill (&m, bad[i].mem, bad[i].offset, bad[i].size);
+      if (bad[i].kernel)
+        put_kernel (&m, bad[i].kernel, 0, 1);
+      int32_t st = cmdbuf_create (s, 0x500 + i, &m);
+      if (st != bad[i].want)
+        fail ("CMDBUF_CREATE with %s: status %d (%s), expected %d (%s)",
+              bad[i].what, st, clerr (st), bad[i].want, clerr (bad[i].want));
+    }
+  int32_t st = cmdbuf_run (s, 0x500);
+  if (st != CL_INVALID_COMMAND_BUFFER_KHR)
+    fail ("CMDBUF_RUN of a buffer that was refused: status %d (%s)", st,
+          clerr (st));
+
+  /* fill 9 everywhere, then the kernel writes 7 into the first 16 words */
+  cmdbuf_msg good = { .len = 0 };
+  put_fill (&good, 0x100, 0, 1 << 16);
+  put_kernel (&good, 0x300, 0, 1);
+  if ((st = cmdbuf_create (s, 0x600, &good)) != CL_SUCCESS)
+    fail ("CMDBUF_CREATE of a fill and a kernel: status %d (%s)", st,
+          clerr (st));
+  for (int r = 0; r < 3; ++r)
+    if ((st = cmdbuf_run (s, 0x600)) != CL_COMPLETE)
+      fail ("CMDBUF_RUN %d: status %d (%s)", r, st, clerr (st));
+  unsigned char *data = NULL;
+  uint64_t got = 0;
+  if (raw_read (s, 1, 0x100, 128, &st, &data, &got) || st != CL_COMPLETE
+      || got != 128)
+    fail ("READ after the runs: status %d", st);
+  for (int i = 0; i < 32; ++i)
+    {
+      uint32_t v;
+      memcpy (&v, data + 4 * i, 4);
+      if (v != (i < 16 ? 7u : 9u))
+        fail ("word %d after the runs is %u", i, v);
+    }
+  free (data);
+  pocl_remote_release rel = { 0x600 };
+  raw_send (s->cmd, POCL_RMSG_CMDBUF_FREE, 0, &rel, sizeof (rel), NULL, 0);
+  if ((st = cmdbuf_run (s, 0x600)) != CL_INVALID_COMMAND_BUFFER_KHR)
+    fail ("CMDBUF_RUN after CMDBUF_FREE: status %d (%s)", st, clerr (st));
+
+  /* a command waiting for itself: the session ends, the server serves on */
+  raw_session t;
+  raw_open (&t);
+  raw_create_queue (&t, 1);
+  cmdbuf_msg loop = { .len = 0 };
+  put_kernel (&loop, 0x300, 0, 1);
+  if (cmdbuf_create (&t, 0x700, &loop) != 1)
+    fail ("a CMDBUF_CREATE whose command waits for itself was answered");
+  raw_close (&t);
+  note ("command buffers naming unknown objects or beyond a buffer refused, "
+        "runs of unknown buffers fail, a good one runs three times, a "
+        "malformed one ends only its session");
+}
+
 int
 main (void)
 {
@@ -381,9 +551,10 @@ main (void)
   sub_buffer_args (&s);
   svm_pointers (&s);
   image_sizes (&s);
+  command_buffers (&s);
   raw_close (&s);
-  printf ("%s: PASS: bad sub-buffer offsets, SVM pointers and image sizes get "
-          "errors, the session goes on\n",
+  printf ("%s: PASS: bad sub-buffer offsets, SVM pointers, image sizes and "
+          "command buffers get errors, the session goes on\n",
           TEST_NAME);
   return 0;
 }

@@ -14,6 +14,10 @@
    - events:  the chain as a SYCL runtime submits it: an out-of-order queue,
               each kernel waiting for the previous one's event (every event
               held), then a wait for the last one; ratio to native + RTT;
+   - cmdbuf:  the chain recorded once into a command buffer
+              (cl_khr_command_buffer: 100 kernels, each after the previous
+              one's sync point) and enqueued, then clFinish; ratio to
+              native + RTT (through remote one message per enqueue);
    - migrate: with a second remote device on another server, a 4-byte
               clEnqueueMigrateMemObjects + clFinish between the servers
               (min, median, p90: a median far above the minimum means that
@@ -40,11 +44,12 @@
    MOVES: migrations of each size from 16 MiB (default 10 of 16 MiB, 4 of
    the others).
 
-   PARTS are noop, stream, chain, events, migrate (default: all).  */
+   PARTS are noop, stream, chain, events, cmdbuf, migrate (default: all).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
 #include "bench_common.h"
+#include <CL/cl_ext.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -197,6 +202,71 @@ chain (dev *d, int len, int iters, int events)
   clReleaseKernel (k);
   if (events)
     clReleaseCommandQueue (q);
+  return s;
+}
+
+/* cmdbuf: the chain of `len` inc kernels recorded once (each waiting for
+   the previous one's sync point), enqueued `iters` times, each followed by
+   clFinish and a check of the count.  min -1: the device has no command
+   buffers.  */
+static stats
+cmdbuf_chain (dev *d, int len, int iters)
+{
+  stats none = { -1, -1, -1 };
+  cl_platform_id p;
+  CHECK (clGetDeviceInfo (d->id, CL_DEVICE_PLATFORM, sizeof (p), &p, NULL));
+#define FN(name) ((name##_fn)clGetExtensionFunctionAddressForPlatform (p, #name))
+  clCreateCommandBufferKHR_fn create = FN (clCreateCommandBufferKHR);
+  clCommandNDRangeKernelKHR_fn record = FN (clCommandNDRangeKernelKHR);
+  clFinalizeCommandBufferKHR_fn finalize = FN (clFinalizeCommandBufferKHR);
+  clEnqueueCommandBufferKHR_fn enqueue = FN (clEnqueueCommandBufferKHR);
+  clReleaseCommandBufferKHR_fn release = FN (clReleaseCommandBufferKHR);
+#undef FN
+  if (!create || !record || !finalize || !enqueue || !release)
+    return none;
+  cl_int err;
+  cl_kernel k = kernel (d, "inc");
+  cl_mem c = clCreateBuffer (d->ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
+  CHECK (err);
+  CHECK (clSetKernelArg (k, 0, sizeof (c), &c));
+  /* a run may be enqueued before the last one's completion callback has
+     made the buffer executable again */
+  cl_command_buffer_properties_khr props[]
+      = { CL_COMMAND_BUFFER_FLAGS_KHR, CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR,
+          0 };
+  cl_command_buffer_khr cb = create (1, &d->q, props, &err);
+  CHECK (err);
+  size_t g = 1;
+  cl_sync_point_khr sp = 0;
+  for (int j = 0; j < len; ++j)
+    CHECK (record (cb, NULL, NULL, k, 1, NULL, &g, NULL, j > 0, j ? &sp : NULL,
+                   &sp, NULL));
+  CHECK (finalize (cb));
+  double *v = malloc (iters * sizeof (double));
+  int zero = 0, got = 0;
+  for (int i = -5; i < iters; ++i)
+    {
+      CHECK (clEnqueueWriteBuffer (d->q, c, CL_TRUE, 0, 4, &zero, 0, NULL,
+                                   NULL));
+      double t0 = now_us ();
+      CHECK (enqueue (0, NULL, cb, 0, NULL, NULL));
+      CHECK (clFinish (d->q));
+      if (i >= 0)
+        v[i] = now_us () - t0;
+      CHECK (clEnqueueReadBuffer (d->q, c, CL_TRUE, 0, 4, &got, 0, NULL,
+                                  NULL));
+      if (got != len)
+        {
+          fprintf (stderr, "command buffer on %s counted %d, expected %d\n",
+                   d->name, got, len);
+          exit (1);
+        }
+    }
+  stats s = summarize (v, iters);
+  free (v);
+  CHECK (release (cb));
+  clReleaseMemObject (c);
+  clReleaseKernel (k);
   return s;
 }
 
@@ -425,7 +495,7 @@ typedef struct native
 {
   char name[256];
   cl_uint units;
-  stats noop, chain, events;
+  stats noop, chain, events, cmdbuf;
   double stream[NKERNELS];
   /* blocking 4-byte read and write, us: back to back, and each after
      IDLE_GAP_US without commands */
@@ -497,6 +567,8 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
         n.chain = chain (&local, 100, chains (iters), 0);
       if (want (argc, argv, first, "events"))
         n.events = chain (&local, 100, chains (iters), 1);
+      if (want (argc, argv, first, "cmdbuf"))
+        n.cmdbuf = cmdbuf_chain (&local, 100, chains (iters));
       if (want (argc, argv, first, "migrate"))
         transfer4 (&local, iters, &n);
       _exit (write (fd[1], &n, sizeof (n)) == (ssize_t)sizeof (n) ? 0 : 1);
@@ -532,7 +604,7 @@ main (int argc, char **argv)
       default:
         fprintf (stderr,
                  "usage: %s [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] "
-                 "[-m MOVES] [noop|stream|chain|migrate...]\n",
+                 "[-m MOVES] [noop|stream|chain|events|cmdbuf|migrate...]\n",
                  argv[0]);
         return 2;
       }
@@ -618,6 +690,17 @@ main (int argc, char **argv)
       stats le = icd ? nat.events : chain (&local, 100, chains (iters), 1);
       print_chain ("100 kernels, event chain (us)", "events", le,
                    chain (&remote, 100, chains (iters), 1), r);
+    }
+
+  if (want (argc, argv, optind, "cmdbuf"))
+    {
+      stats lb = icd ? nat.cmdbuf : cmdbuf_chain (&local, 100, chains (iters));
+      stats rb = cmdbuf_chain (&remote, 100, chains (iters));
+      if (lb.min < 0 || rb.min < 0)
+        printf ("\ncommand buffer: no cl_khr_command_buffer on the %s device\n",
+                lb.min < 0 ? "native" : "remote");
+      else
+        print_chain ("100-kernel command buffer (us)", "cmdbuf", lb, rb, r);
     }
 
   if (peer.id && want (argc, argv, optind, "migrate"))

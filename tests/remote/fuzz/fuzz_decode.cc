@@ -105,6 +105,18 @@ void one_message(const pocl_remote_hdr &h, const uint8_t *rest, size_t left,
     check_data_header(h, e);
     return;
   }
+  if (h.type == POCL_RMSG_CMDBUF_CREATE) {
+    // the session's handler decodes the entries (cmdbuf.cc)
+    static std::vector<CmdBufEntry> entries;
+    pocl_remote_cmdbuf_create c;
+    memcpy(&c, body, sizeof c);
+    if (decode_cmdbuf(payload, h.payload_size, c.num_commands, entries, e)) {
+      for (const CmdBufEntry &ce : entries)
+        check_views(ce.d, payload, h.payload_size);
+    } else if (e.why[0] == '\0')
+      __builtin_trap();
+    return;
+  }
   if (decode(h, body, payload, d, e))
     check_views(d, payload, h.payload_size);
   else if (e.why[0] == '\0')
@@ -418,6 +430,48 @@ void dump(const char *dir)
       true);
   pocl_remote_cmd mk{1, 2, POCL_RCMD_BARRIER};
   w.msg("marker", POCL_RMSG_MARKER, 300, &mk, sizeof mk, waits_payload());
+  // A command buffer of a FILL and a kernel waiting for it, its run, its
+  // release.
+  {
+    std::vector<uint8_t> p;
+    pocl_remote_mem_cmd f{};
+    f.dst_id = 0x100;
+    f.region[0] = 64;
+    f.data_size = 4;
+    uint32_t nine = 9;
+    pocl_remote_cmdbuf_entry ef{POCL_RMSG_FILL, 0, sizeof f + 4};
+    Writer::put(p, &ef, sizeof ef);
+    Writer::put(p, &f, sizeof f);
+    Writer::put(p, &nine, 4);
+    pocl_remote_ndrange nd{};
+    nd.kernel_id = 0x300;
+    nd.work_dim = 1;
+    nd.num_args = 1;
+    nd.global[0] = 16;
+    nd.global[1] = nd.global[2] = 1;
+    nd.args_size = sizeof(pocl_remote_arg);
+    pocl_remote_arg a{POCL_REMOTE_ARG_BUFFER, 0, 0x100, 0};
+    pocl_remote_cmdbuf_entry en{POCL_RMSG_NDRANGE, 1, sizeof nd + sizeof a};
+    uint32_t sync[2] = {0, 0};
+    Writer::put(p, &en, sizeof en);
+    Writer::put(p, sync, sizeof sync);
+    Writer::put(p, &nd, sizeof nd);
+    Writer::put(p, &a, sizeof a);
+    pocl_remote_cmdbuf_create cc{0x600, 1, 2, 0};
+    std::vector<CmdBufEntry> entries;
+    DecodeError e;
+    if (!decode_cmdbuf(p.data(), p.size(), cc.num_commands, entries, e)) {
+      fprintf(stderr, "fuzz_decode: seed cmdbuf_create is refused: %s\n",
+              e.why);
+      exit(1);
+    }
+    w.msg("cmdbuf_create", POCL_RMSG_CMDBUF_CREATE, 7, &cc, sizeof cc, p);
+    pocl_remote_cmdbuf_run run{{1, 2, 0}, 0x600};
+    w.msg("cmdbuf_run", POCL_RMSG_CMDBUF_RUN, 301, &run, sizeof run,
+          waits_payload());
+    pocl_remote_release cr{0x600};
+    w.msg("cmdbuf_free", POCL_RMSG_CMDBUF_FREE, 0, &cr, sizeof cr, {});
+  }
   w.msg("data", POCL_RMSG_DATA, 203, nullptr, 0, bytes16);
   for (uint32_t t : {POCL_RMSG_FREE_QUEUE, POCL_RMSG_FREE_BUFFER,
                      POCL_RMSG_FREE_PROGRAM, POCL_RMSG_FREE_KERNEL,

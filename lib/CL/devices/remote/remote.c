@@ -453,6 +453,10 @@ pocl_remote_init_device_ops (struct pocl_device_ops *ops)
   ops->free_queue = pocl_remote_free_queue;
   ops->create_sampler = pocl_remote_new_sampler;
   ops->free_sampler = pocl_remote_free_sampler;
+  ops->create_finalized_command_buffer
+      = pocl_remote_create_finalized_command_buffer;
+  ops->free_command_buffer = pocl_remote_free_command_buffer;
+  ops->run_command_buffer = pocl_remote_command_buffer_taken;
 
   pocl_remote_init_program_ops (ops);
   pocl_remote_init_submit_ops (ops);

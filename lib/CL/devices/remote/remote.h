@@ -162,6 +162,20 @@ remote_server *pocl_remote_wait_server (_cl_command_node *node,
 int pocl_remote_content_size_id (cl_mem mem, cl_device_id dev,
                                  uint64_t *size_id);
 
+int pocl_remote_pack_ndrange (_cl_command_node *node, cl_device_id dev,
+                              pocl_remote_ndrange *b,
+                              char *stack, size_t stack_size, char **args,
+                              size_t *size);
+
+/* remote_cmdbuf.c: command buffers made once on the server, and run by one
+   message each */
+cl_int pocl_remote_create_finalized_command_buffer (cl_device_id dev,
+                                                    cl_command_buffer_khr cb);
+cl_int pocl_remote_free_command_buffer (cl_device_id dev,
+                                        cl_command_buffer_khr cb);
+/* the op run_command_buffer: CL_SUCCESS where the server has the buffer */
+cl_int pocl_remote_command_buffer_taken (void *dev, cl_command_buffer_khr cb);
+
 /* remote_svm.c */
 /* live fine-grained SVM allocations (atomic): launches carry them */
 extern unsigned pocl_remote_svm_fine;

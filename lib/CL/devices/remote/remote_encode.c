@@ -148,3 +148,104 @@ pocl_remote_wait_server (_cl_command_node *node, remote_server *own)
   return ((remote_device_data *)node->command.migrate.src_device->data)
       ->server;
 }
+
+/* A kernel launch's body (but its cmd) and its arguments, naming the
+   objects of dev: in `stack` where they fit, else malloc'd (*args != stack
+   then).  Recorded launches of command buffers (remote_cmdbuf.c), which
+   have no device of their own, are packed the same way.  */
+int
+pocl_remote_pack_ndrange (_cl_command_node *node, cl_device_id dev,
+                          pocl_remote_ndrange *b,
+                          char *stack, size_t stack_size, char **args_out,
+                          size_t *size_out)
+{
+  _cl_command_run *run = &node->command.run;
+  pocl_kernel_metadata_t *meta = run->kernel->meta;
+  struct pocl_context *pc = &run->pc;
+  unsigned i;
+
+  memset (b, 0, sizeof (*b));
+  b->kernel_id = pocl_remote_wire_id (run->kernel->id, dev);
+  b->work_dim = pc->work_dim;
+  b->num_args = meta->num_args;
+  /* Without the application's local size the server's runtime chooses
+     one: PoCL's choice for the device (1024 for BabelStream's copy on an
+     H100) ran 7% slower there than NVIDIA's own (patch 0170).  */
+  for (i = 0; i < 3; ++i)
+    {
+      b->offset[i] = pc->global_offset[i];
+      b->local[i] = run->local_size_chosen ? 0 : pc->local_size[i];
+      b->global[i] = pc->num_groups[i] * pc->local_size[i];
+    }
+
+  size_t size = 0;
+  for (i = 0; i < meta->num_args; ++i)
+    {
+      size += sizeof (pocl_remote_arg);
+      if (meta->arg_info[i].type == POCL_ARG_TYPE_NONE)
+        size += (run->arguments[i].size + 7) & ~(size_t)7;
+    }
+  char *args = size <= stack_size ? stack : malloc (size);
+  if (args == NULL)
+    return -1;
+  memset (args, 0, size);
+
+  char *p = args;
+  for (i = 0; i < meta->num_args; ++i)
+    {
+      struct pocl_argument *a = &run->arguments[i];
+      struct pocl_argument_info *ai = &meta->arg_info[i];
+      pocl_remote_arg ra;
+      memset (&ra, 0, sizeof (ra));
+      if (ARGP_IS_LOCAL (ai))
+        {
+          ra.kind = POCL_REMOTE_ARG_LOCAL;
+          ra.a = a->size;
+        }
+      else if (ai->type == POCL_ARG_TYPE_POINTER)
+        {
+          if (a->value == NULL
+              || (a->is_svm && *(void **)a->value == NULL))
+            ra.kind = POCL_REMOTE_ARG_NULL;
+          else if (a->is_svm)
+            {
+              /* the same address on both sides */
+              ra.kind = POCL_REMOTE_ARG_SVM;
+              ra.a = (uint64_t)(uintptr_t) * (void **)a->value;
+            }
+          else
+            {
+              ra.kind = POCL_REMOTE_ARG_BUFFER;
+              ra.a = pocl_remote_wire_id ((*(cl_mem *)a->value)->id, dev);
+              ra.b = a->offset;
+            }
+        }
+      else if (ai->type == POCL_ARG_TYPE_IMAGE)
+        {
+          ra.kind = POCL_REMOTE_ARG_IMAGE;
+          ra.a = pocl_remote_wire_id ((*(cl_mem *)a->value)->id, dev);
+        }
+      else if (ai->type == POCL_ARG_TYPE_SAMPLER)
+        {
+          ra.kind = POCL_REMOTE_ARG_SAMPLER;
+          ra.a = pocl_remote_wire_id ((*(cl_sampler *)a->value)->id, dev);
+        }
+      else
+        {
+          ra.kind = POCL_REMOTE_ARG_SCALAR;
+          ra.a = a->size;
+        }
+      memcpy (p, &ra, sizeof (ra));
+      p += sizeof (ra);
+      if (ra.kind == POCL_REMOTE_ARG_SCALAR)
+        {
+          if (a->value)
+            memcpy (p, a->value, a->size);
+          p += (a->size + 7) & ~(size_t)7;
+        }
+    }
+  b->args_size = size;
+  *args_out = args;
+  *size_out = size;
+  return 0;
+}

@@ -56,4 +56,8 @@ int pocl_remote_enc_write_image (remote_enc *x);
 int pocl_remote_enc_copy_image (remote_enc *x);
 int pocl_remote_enc_fill_image (remote_enc *x);
 
+/* A run of a command buffer: one message where the server has the buffer,
+   else the marker of its end (remote_cmdbuf.c).  */
+int pocl_remote_enc_cmdbuf_run (remote_enc *x);
+
 #endif
