@@ -171,11 +171,14 @@ runs (cl_command_queue_properties props, const char *what)
   cl_event last = NULL;
   for (int r = 0; r < RUNS; ++r)
     {
+      /* out of order: each run waits for the one before, whose event is
+         released only once the next run holds it */
+      cl_event next = NULL;
+      CHECK (enqueue_cb (0, NULL, cb, last ? 1 : 0, last ? &last : NULL,
+                         &next));
       if (last != NULL)
         clReleaseEvent (last);
-      /* out of order: each run waits for the one before */
-      CHECK (enqueue_cb (0, NULL, cb, last ? 1 : 0, last ? &last : NULL,
-                         &last));
+      last = next;
       host_run (ha, hb, hc);
     }
   CHECK (clWaitForEvents (1, &last));
