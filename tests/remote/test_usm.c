@@ -287,6 +287,12 @@ test_memcpy (void)
       fail ("device -> malloc at offsets: word %zu", i);
   if (back[4] != 0 || back[105] != 0)
     fail ("device -> malloc at offsets wrote outside the range");
+  /* 0 bytes: nothing copied, nothing filled */
+  CHECK (mem_copy (q, CL_TRUE, back, d1, 0, 0, NULL, NULL));
+  CHECK (mem_fill (q, d1, "\0\0\0\0", 4, 0, 0, NULL, NULL));
+  CHECK (clFinish (q));
+  if (back[0] != 0 || back[5] != 17u * 2654435761u + 4)
+    fail ("a copy of 0 bytes changed the destination");
   CHECK (mem_free (ctx, h));
   CHECK (mem_free (ctx, d1));
   CHECK (mem_free (ctx, d2));
