@@ -25,6 +25,8 @@ On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_E
                                 sendmsg, recvfrom and context switches
   sycl-chain [CHAINS]           the same chain as a SYCL runtime submits it: an out-of-order
                                 queue, each kernel waiting for the previous one's event
+  usm [ITERATIONS]              usm_bench: a kernel launch on USM device, host and shared
+                                allocations of 4 KiB to 16 MiB (pthread: on SVM natively)
   matmul [N]                    examples/remote/matmul on one and two remote devices
   reconnect [ROUNDS]            a no-op right after fault_proxy cuts every connection
   security [ITERATIONS [ROUNDS]]
@@ -62,7 +64,7 @@ EOF
 sub=${1:-help}
 shift || true
 case $sub in
-  summary | overhead | chain | sycl-chain | matmul | reconnect | security | transports | pointcloud | all | ab)
+  summary | overhead | usm | chain | sycl-chain | matmul | reconnect | security | transports | pointcloud | all | ab)
     group=local ;;
   gpu | gpu-overhead | gpu-matmul | gpu-multi | gpu-transports | gpu-custom)
     group=gpu ;;

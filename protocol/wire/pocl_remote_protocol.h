@@ -508,12 +508,19 @@ typedef struct pocl_remote_arg
   uint64_t b;
 } pocl_remote_arg;
 
+/* SVM_ALLOC's kinds: an SVM allocation (clSVMAlloc), or one of
+   cl_intel_unified_shared_memory's, natively where the server's device has
+   USM, else on SVM (doc/protocol.md, "Unified shared memory").  */
+#define POCL_REMOTE_ALLOC_SVM 0u
+#define POCL_REMOTE_ALLOC_USM_HOST 1u
+#define POCL_REMOTE_ALLOC_USM_DEVICE 2u
+#define POCL_REMOTE_ALLOC_USM_SHARED 3u
 typedef struct pocl_remote_svm_alloc
 {
   uint64_t size;
-  uint64_t flags; /* cl_svm_mem_flags */
+  uint64_t flags; /* cl_svm_mem_flags; USM: cl_mem_alloc_flags_intel */
   uint32_t device;
-  uint32_t reserved;
+  uint32_t kind; /* POCL_REMOTE_ALLOC_* */
 } pocl_remote_svm_alloc;
 
 /* NDRANGE with POCL_RCMD_SVM: after the arguments, one svm_sync with the
