@@ -310,7 +310,7 @@ setup_usm (cl_device_id dev)
 }
 
 /* A served extension that the server's device does not list (USM on
-   SVM) added to PoCL's lists.  */
+   SVM, command buffers pocld emulates) added to PoCL's lists.  */
 static void
 add_extension (cl_device_id dev, const char *name, cl_version version)
 {
@@ -391,6 +391,9 @@ hide_unserved (cl_device_id dev)
   if (d->usm)
     add_extension (dev, "cl_intel_unified_shared_memory",
                    CL_MAKE_VERSION (1, 0, 0));
+  /* PoCL's core records command buffers and pocld runs them on any device,
+     emulating them where the server's device has none (NVIDIA) */
+  add_extension (dev, "cl_khr_command_buffer", CL_MAKE_VERSION (0, 9, 0));
   /* OpenCL C 2.0 has no optional features: with one hidden, the device
      does not have it (OpenCL 3.0, CL_DEVICE_OPENCL_C_VERSION), and reports
      OpenCL C 1.2 as its highest full version */
