@@ -24,6 +24,9 @@ On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_E
                                 sendmsg, recvfrom and context switches
   sycl-chain [CHAINS]           the same chain as a SYCL runtime submits it: an out-of-order
                                 queue, each kernel waiting for the previous one's event
+  sycl-dpnp [N [REPS]]          dpnp (Intel's SYCL runtime): an elementwise chain with a sum
+                                over N floats and a 512x512 matmul, natively on Intel's
+                                OpenCL CPU runtime and through remote over it
   matmul [N]                    examples/remote/matmul on one and two remote devices
   reconnect [ROUNDS]            a no-op right after fault_proxy cuts every connection
   security [ITERATIONS [ROUNDS]]
@@ -61,7 +64,7 @@ EOF
 sub=${1:-help}
 shift || true
 case $sub in
-  summary | overhead | chain | sycl-chain | matmul | reconnect | security | transports | pointcloud | all | ab)
+  summary | overhead | chain | sycl-chain | sycl-dpnp | matmul | reconnect | security | transports | pointcloud | all | ab)
     group=local ;;
   gpu | gpu-overhead | gpu-matmul | gpu-multi | gpu-transports | gpu-custom)
     group=gpu ;;
