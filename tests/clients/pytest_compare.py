@@ -10,6 +10,7 @@ may name a test with its parameters, a whole test function or a whole file; rows
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -144,6 +145,139 @@ class Suite:
         return 0
 
 
+# A result line of pytest -v: "<path>::<test> OUTCOME [ nn%]"; a test that is running
+# when its process dies leaves its id alone on the last line.
+_V_LINE = re.compile(r"^(\S+\.py::.+?)(?: (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: |$)|$)")
+_CRASH_LINE = re.compile(r"Fatal Python error|terminate called|  what\(\)|Segmentation fault")
+_V_OUTCOME = {"PASSED": "passed", "XPASS": "passed", "FAILED": "failed", "ERROR": "error",
+              "SKIPPED": "skipped", "XFAIL": "xfailed"}
+
+
+def _node_id(text):
+    """The test id at the start of TEXT: what the runtime printed as it died may follow
+    it on the same line, and parameters in brackets may hold spaces."""
+    depth, i = 0, text.find("::")
+    for j in range(i, len(text)):
+        if text[j] == "[":
+            depth += 1
+        elif text[j] == "]":
+            depth -= 1
+            if depth == 0:
+                return text[: j + 1]
+        elif text[j] == " " and depth == 0:
+            return text[:j]
+    return text
+
+
+class Resuming:
+    """Runs that go on after a crash: with -v, the log of a pytest run that died (no
+    JUnit file) tells the tests done and the one that was running; that one counts as
+    "crashed" and the run starts again without them (pytest_deselect_file.py), up to
+    MAX_CRASHES times. A crash before the first test ends the run.
+    LOG_ID maps a test path of the log (relative to the working directory) to an id."""
+
+    MAX_CRASHES = 30
+
+    def __init__(self, suite, log_id):
+        self.suite, self.log_id = suite, log_id
+
+    def run(self, runs, deselect, budget, work):
+        """RUNS {label: (argv, env)} at once, each with the ids of DESELECT left out:
+        ({label: results}, [failures])."""
+        deadline = time.monotonic() + budget
+        state = {}
+        for label, (argv, env) in runs.items():
+            state[label] = {"argv": argv, "env": env, "done": {}, "attempt": 0,
+                            "skipfile": os.path.join(work, label + ".deselect")}
+            self._start(label, state[label], deselect, work)
+        failures = []
+        while any(st.get("proc") for st in state.values()):
+            for label, st in state.items():
+                proc = st.get("proc")
+                if not proc:
+                    continue
+                try:
+                    rc = proc.wait(timeout=1)
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() < deadline:
+                        continue
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    rc = None
+                st["out"].close()
+                st["proc"] = None
+                junit, log = st["junit"], st["log"]
+                if rc is None:
+                    failures.append("%s run killed after the %d s budget in: %s"
+                                    % (label, budget, self._last_line(log)))
+                    st["done"].update(self._read_log(log)[0])
+                elif os.path.exists(junit):
+                    st["done"].update(self.suite.read_junit(junit))
+                    self.suite.log("%s: pytest exit %s after %d crashes"
+                                   % (label, rc, st["attempt"] - 1))
+                else:
+                    done, running = self._read_log(log)
+                    st["done"].update(done)
+                    if running is None:
+                        failures.append("%s run died (exit %s) before its first test: %s (%s)"
+                                        % (label, rc, self._crash_reason(log), log))
+                    elif st["attempt"] > self.MAX_CRASHES:
+                        failures.append("%s run crashed more than %d times; last in %s"
+                                        % (label, self.MAX_CRASHES, running))
+                    else:
+                        why = self._crash_reason(log)
+                        self.suite.log("%s: crashed (exit %s) in %s: %s; going on without it"
+                                       % (label, rc, running, why))
+                        st["done"][running] = ("crashed", "exit %s: %s" % (rc, why))
+                        self._start(label, st, deselect, work)
+        results = {label: st["done"] for label, st in state.items()}
+        for label, res in results.items():
+            self.suite.log("%s: %s" % (label, summary(res)))
+        return results, failures
+
+    def _start(self, label, st, deselect, work):
+        st["attempt"] += 1
+        name = label if st["attempt"] == 1 else "%s.%d" % (label, st["attempt"])
+        st["junit"] = os.path.join(work, name + ".xml")
+        st["log"] = os.path.join(work, name + ".log")
+        if os.path.exists(st["junit"]):
+            os.remove(st["junit"])
+        with open(st["skipfile"], "w") as f:
+            f.writelines(t + "\n" for t in sorted(set(deselect) | set(st["done"])))
+        env = dict(st["env"], PYTEST_DESELECT_FILE=st["skipfile"])
+        argv = st["argv"] + ["-p", "pytest_deselect_file", "--junitxml=" + st["junit"]]
+        st["proc"], st["out"] = self.suite.start(name, argv, env, work)
+
+    def _read_log(self, log):
+        """({id: (outcome, "")} of the tests done, the id of the one running or None)."""
+        done, running = {}, None
+        with open(log, errors="replace") as f:
+            for line in f:
+                m = _V_LINE.match(line.strip())
+                if not m:
+                    continue
+                tid = self.log_id(_node_id(m.group(1)))
+                if m.group(2):
+                    done[tid] = (_V_OUTCOME[m.group(2)], "")
+                    running = None
+                else:
+                    running = tid
+        return done, running
+
+    @staticmethod
+    def _crash_reason(log):
+        """What the runtime said as the process died (the runs capture sys.stdout and
+        sys.stderr only, so what C++ and CPython print on fd 2 reaches the log)."""
+        with open(log, errors="replace") as f:
+            said = [l[m.start():].strip() for l in f for m in [_CRASH_LINE.search(l)] if m]
+        return " ".join(said[-2:])[:200] if said else Resuming._last_line(log)
+
+    @staticmethod
+    def _last_line(log):
+        with open(log, errors="replace") as f:
+            return ((f.read().strip().splitlines() or [""])[-1])[-200:]
+
+
 def read_rows(path, section, prefixes):
     """Rows '| `id` | reason | [deselect] |' of the table under heading SECTION whose id
     starts with one of PREFIXES: {id: (reason, deselect)}."""
@@ -172,5 +306,6 @@ def summary(res):
     counts = {}
     for outcome, _ in res.values():
         counts[outcome] = counts.get(outcome, 0) + 1
-    return ", ".join("%d %s" % (counts.get(k, 0), k)
+    text = ", ".join("%d %s" % (counts.get(k, 0), k)
                      for k in ("passed", "failed", "error", "skipped", "xfailed"))
+    return text + (", %d crashed" % counts["crashed"] if "crashed" in counts else "")
