@@ -372,10 +372,12 @@ cl_int Session::set_args(Kernel &k, const Device &d,
     case POCL_REMOTE_ARG_LOCAL:
       err = clSetKernelArg(k.k, i, a.a, nullptr);
       break;
-    case POCL_REMOTE_ARG_SVM:
-      err = clSetKernelArgSVMPointer(
-          k.k, i, reinterpret_cast<void *>(uintptr_t(a.a)));
+    case POCL_REMOTE_ARG_SVM: {
+      void *p = reinterpret_cast<void *>(uintptr_t(a.a));
+      const UsmFns *usm = svm_usm(a.a);
+      err = usm ? usm->arg(k.k, i, p) : clSetKernelArgSVMPointer(k.k, i, p);
       break;
+    }
     default:
       err = clSetKernelArg(k.k, i, sizeof mem, &mem);
       break;
@@ -540,11 +542,13 @@ bool Session::mem_command(const Decoded &d)
               (unsigned long long)c.region[0], (unsigned long long)c.dst_id);
       return fail(CL_INVALID_VALUE);
     }
+    const UsmFns *usm = svm_usm(c.dst_id);
     return run_write(id, c.cmd, d.waits, *q, data, c.data_size, true,
-                     [cq, dst](const uint8_t *src, uint64_t off, uint64_t len,
-                               cl_uint n, const cl_event *w, cl_event *ev) {
-                       return clEnqueueSVMMemcpy(cq, CL_FALSE, dst + off,
-                                                 src + off, len, n, w, ev);
+                     [cq, dst, usm](const uint8_t *src, uint64_t off,
+                                    uint64_t len, cl_uint n, const cl_event *w,
+                                    cl_event *ev) {
+                       return svm_copy(usm, cq, dst + off, src + off, len, n,
+                                       w, ev);
                      });
   }
   if (c.cmd.flags & POCL_RCMD_SVM)

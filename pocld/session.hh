@@ -217,6 +217,9 @@ private:
   uint64_t svm_buffer(uint64_t address, uint64_t size);
   void svm_unbuffer(uint64_t key);
   bool svm_arg_ok(uint32_t i, uint64_t address);
+  // The functions of the native USM allocation holding address, or nullptr
+  // (an SVM allocation, or none).
+  const UsmFns *svm_usm(uint64_t address);
   cl_int svm_exec_info(Kernel &k);
   bool svm_mem_command(const Decoded &d, Queue &q);
   cl_int svm_stage(const Decoded &d, Staging *&st);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cl.hh"
+#include "usm.hh"
 
 #include <atomic>
 #include <cstdint>
@@ -101,12 +102,21 @@ struct Kernel {
 constexpr uint64_t kSvmChangesSlack = 64;
 uint64_t svm_changes(Staging &st, const uint8_t *&out);
 
+// clEnqueueSVMMemcpy, or USM's memcpy where one side is a native USM
+// allocation with these functions (`usm`); non-blocking.
+cl_int svm_copy(const UsmFns *usm, cl_command_queue cq, void *dst,
+                const void *src, size_t n, cl_uint nw, const cl_event *w,
+                cl_event *ev);
+
 // A native SVM allocation; the client knows it by `address` (its key in
 // Session::svm_), the first page boundary in it, and uses `span` bytes.
 struct SvmAlloc {
   void *native;
   cl_context ctx;
   uint64_t span;
+  // A native USM allocation's functions (usm.hh), else nullptr: made with
+  // clSVMAlloc, for SVM or for USM served on SVM.
+  const UsmFns *usm = nullptr;
   // Buffers made on it: a free waits for the last one (`freed`).
   uint32_t buffers = 0;
   bool freed = false;

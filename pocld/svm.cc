@@ -1,7 +1,9 @@
-// svm.cc - shared virtual memory (doc/protocol.md, "SVM"): the session's
-// native SVM allocations, at whose addresses the client maps its host
-// copies, and the commands on them.  Every address from the client is
-// checked against the allocations before use.
+// svm.cc - shared virtual memory and unified shared memory (doc/
+// protocol.md, "SVM" and "Unified shared memory"): the session's native
+// SVM and USM allocations, at whose addresses the client maps its host
+// copies (or reserves the range, for USM device allocations), and the
+// commands on them.  Every address from the client is checked against the
+// allocations before use.
 #include "run.hh"
 
 #include "log.hh"
@@ -15,6 +17,10 @@ namespace {
 constexpr cl_svm_mem_flags kSvmFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY |
                                        CL_MEM_READ_ONLY |
                                        CL_MEM_SVM_FINE_GRAIN_BUFFER;
+constexpr cl_mem_alloc_flags_intel kUsmFlags =
+    CL_MEM_ALLOC_WRITE_COMBINED_INTEL |
+    CL_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE_INTEL |
+    CL_MEM_ALLOC_INITIAL_PLACEMENT_HOST_INTEL;
 
 uint64_t page_size()
 {
@@ -29,6 +35,42 @@ uint64_t page_round(uint64_t n)
 
 } // namespace
 
+// The native allocation of `kind` for `size` bytes in ctx: USM's where
+// the device has it natively, else SVM's (USM served on SVM; the client
+// keeps host and shared allocations coherent as fine-grained SVM, doc/
+// protocol.md).  nullptr and err set on failure.
+static void *alloc_native(cl_context ctx, cl_platform_id platform,
+                          cl_device_id dev, const pocl_remote_svm_alloc &c,
+                          uint64_t size, const UsmFns *&usm, cl_int &err)
+{
+  usm = c.kind == POCL_REMOTE_ALLOC_SVM ? nullptr
+                                        : native_usm(platform, dev, c.kind);
+  if (usm == nullptr) {
+    cl_svm_mem_flags flags =
+        c.kind == POCL_REMOTE_ALLOC_SVM ? c.flags : CL_MEM_READ_WRITE;
+    return clSVMAlloc(ctx, flags, size, 0);
+  }
+  const cl_mem_properties_intel props[] = {CL_MEM_ALLOC_FLAGS_INTEL, c.flags,
+                                           0};
+  const cl_mem_properties_intel *pp = c.flags ? props : nullptr;
+  switch (c.kind) {
+  case POCL_REMOTE_ALLOC_USM_HOST:
+    return usm->host(ctx, pp, size, 0, &err);
+  case POCL_REMOTE_ALLOC_USM_DEVICE:
+    return usm->device(ctx, dev, pp, size, 0, &err);
+  default:
+    return usm->shared(ctx, dev, pp, size, 0, &err);
+  }
+}
+
+static void free_native(const SvmAlloc &a)
+{
+  if (a.usm)
+    a.usm->free(a.ctx, a.native);
+  else
+    clSVMFree(a.ctx, a.native);
+}
+
 // The native allocation has a page more than the client's whole pages, so
 // that they start at a page boundary whatever alignment the runtime gives:
 // no other allocation shares them, and the client can map them.
@@ -37,34 +79,46 @@ bool Session::svm_alloc(const Msg &m)
   auto c = load<pocl_remote_svm_alloc>(m.body);
   cl_int err = CL_SUCCESS;
   cl_device_svm_capabilities caps = 0;
-  if (c.device >= devs_.devices.size())
+  const bool usm_kind = c.kind != POCL_REMOTE_ALLOC_SVM;
+  const Device *dev =
+      c.device < devs_.devices.size() ? &devs_.devices[c.device] : nullptr;
+  const cl_platform_id platform =
+      dev ? devs_.platforms[dev->platform].id : nullptr;
+  if (dev == nullptr)
     err = CL_INVALID_DEVICE;
-  else if ((c.flags & ~kSvmFlags) != 0)
+  else if (c.kind > POCL_REMOTE_ALLOC_USM_SHARED)
     err = CL_INVALID_VALUE;
-  else if (c.size == 0 || c.size > devs_.devices[c.device].max_alloc ||
+  else if ((c.flags & ~(usm_kind ? kUsmFlags : kSvmFlags)) != 0)
+    err = CL_INVALID_VALUE;
+  else if (c.size == 0 || c.size > dev->max_alloc ||
            c.size > (uint64_t{1} << 48))
     err = CL_INVALID_BUFFER_SIZE;
-  else if (clGetDeviceInfo(devs_.devices[c.device].id,
-                           CL_DEVICE_SVM_CAPABILITIES, sizeof caps, &caps,
-                           nullptr) != CL_SUCCESS ||
-           !(caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) ||
-           ((c.flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) &&
-            !(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)))
+  else if ((!usm_kind || !native_usm(platform, dev->id, c.kind)) &&
+           (clGetDeviceInfo(dev->id, CL_DEVICE_SVM_CAPABILITIES, sizeof caps,
+                            &caps, nullptr) != CL_SUCCESS ||
+            !(caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER) ||
+            ((c.flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) && !usm_kind &&
+             !(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))))
     err = CL_INVALID_OPERATION;
   uint64_t address = 0;
   if (err == CL_SUCCESS) {
-    uint32_t platform = devs_.devices[c.device].platform;
-    cl_context ctx = context(platform, err);
+    cl_context ctx = context(dev->platform, err);
     const uint64_t span = page_round(c.size);
-    void *p = ctx ? clSVMAlloc(ctx, c.flags, span + page_size(), 0) : nullptr;
+    const UsmFns *usm = nullptr;
+    void *p = ctx ? alloc_native(ctx, platform, dev->id, c,
+                                 span + page_size(), usm, err)
+                  : nullptr;
     if (p == nullptr) {
       if (err == CL_SUCCESS)
         err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
     } else {
       address = page_round(uint64_t(uintptr_t(p)));
-      svm_.emplace(address, SvmAlloc{p, ctx, span});
+      SvmAlloc a{p, ctx, span};
+      a.usm = usm;
+      svm_.emplace(address, a);
       ++svm_gen_;
-      LOG_DEBUG(sid_, "SVM allocation of %llu bytes at %#llx",
+      LOG_DEBUG(sid_, "%s allocation (kind %u) of %llu bytes at %#llx",
+                usm ? "native USM" : "SVM", unsigned(c.kind),
                 (unsigned long long)c.size, (unsigned long long)address);
     }
   }
@@ -87,7 +141,7 @@ bool Session::svm_free(const Msg &m)
   it->second.freed = true;
   // No longer found by addresses; kept while buffers use its memory.
   if (it->second.buffers == 0) {
-    clSVMFree(it->second.ctx, it->second.native);
+    free_native(it->second);
     svm_.erase(it);
   }
   ++svm_gen_;
@@ -108,14 +162,14 @@ void Session::svm_unbuffer(uint64_t key)
   auto it = svm_.find(key);
   if (it == svm_.end() || --it->second.buffers != 0 || !it->second.freed)
     return;
-  clSVMFree(it->second.ctx, it->second.native);
+  free_native(it->second);
   svm_.erase(it);
 }
 
 void Session::svm_release_all()
 {
   for (auto &a : svm_)
-    clSVMFree(a.second.ctx, a.second.native);
+    free_native(a.second);
   svm_.clear();
 }
 
@@ -141,20 +195,49 @@ bool Session::svm_arg_ok(uint32_t i, uint64_t address)
   return false;
 }
 
+const UsmFns *Session::svm_usm(uint64_t address)
+{
+  auto it = svm_.upper_bound(address);
+  if (it == svm_.begin())
+    return nullptr;
+  --it;
+  return address - it->first < it->second.span ? it->second.usm : nullptr;
+}
+
+cl_int svm_copy(const UsmFns *usm, cl_command_queue cq, void *dst,
+                const void *src, size_t n, cl_uint nw, const cl_event *w,
+                cl_event *ev)
+{
+  return usm ? usm->memcpy(cq, CL_FALSE, dst, src, n, nw, w, ev)
+             : clEnqueueSVMMemcpy(cq, CL_FALSE, dst, src, n, nw, w, ev);
+}
+
 // Kernels may follow pointers stored in SVM memory to any allocation of
 // the session, which some runtimes must be told of (NVIDIA's, coarse-
 // grained).  Set again only after allocations came or went.
 cl_int Session::svm_exec_info(Kernel &k)
 {
-  std::vector<void *> ptrs;
+  std::vector<void *> ptrs, usm;
   ptrs.reserve(svm_.size());
   for (auto &a : svm_)
     if (!a.second.freed)
-      ptrs.push_back(a.second.native);
+      (a.second.usm ? usm : ptrs).push_back(a.second.native);
   cl_int err = CL_SUCCESS;
   if (!ptrs.empty())
     err = clSetKernelExecInfo(k.k, CL_KERNEL_EXEC_INFO_SVM_PTRS,
                               ptrs.size() * sizeof(void *), ptrs.data());
+  // Native USM: pointers stored in USM memory may lead to any allocation
+  // of any kind (the client's indirect-access settings are not sent).
+  const cl_bool yes = CL_TRUE;
+  for (cl_kernel_exec_info indirect :
+       {CL_KERNEL_EXEC_INFO_INDIRECT_HOST_ACCESS_INTEL,
+        CL_KERNEL_EXEC_INFO_INDIRECT_DEVICE_ACCESS_INTEL,
+        CL_KERNEL_EXEC_INFO_INDIRECT_SHARED_ACCESS_INTEL})
+    if (err == CL_SUCCESS && !usm.empty())
+      err = clSetKernelExecInfo(k.k, indirect, sizeof yes, &yes);
+  if (err == CL_SUCCESS && !usm.empty())
+    err = clSetKernelExecInfo(k.k, CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL,
+                              usm.size() * sizeof(void *), usm.data());
   if (err == CL_SUCCESS)
     k.svm_gen = svm_gen_;
   return err;
@@ -185,6 +268,9 @@ bool Session::svm_mem_command(const Decoded &d, Queue &q)
     complete_now(id, CL_INVALID_VALUE);
     return true;
   }
+  const UsmFns *usm = svm_usm(c.src_id);
+  if (usm == nullptr && type != POCL_RMSG_READ)
+    usm = svm_usm(c.dst_id);
   switch (type) {
   case POCL_RMSG_READ: {
     Staging *st = Staging::create(n, 1, pinning(q, n));
@@ -195,21 +281,21 @@ bool Session::svm_mem_command(const Decoded &d, Queue &q)
     st->size = n;
     return run(id, c.cmd, d.waits, q, st, Pending::Read, nullptr,
                [&](cl_uint nw, const cl_event *w, cl_event *ev) {
-                 return clEnqueueSVMMemcpy(cq, CL_FALSE, st->data(), src, n, nw,
-                                           w, ev);
+                 return svm_copy(usm, cq, st->data(), src, n, nw, w, ev);
                }) != Outcome::Protocol;
   }
   case POCL_RMSG_COPY:
     return run(id, c.cmd, d.waits, q, nullptr, Pending::Plain, nullptr,
                [&](cl_uint nw, const cl_event *w, cl_event *ev) {
-                 return clEnqueueSVMMemcpy(cq, CL_FALSE, dst, src, n, nw, w,
-                                           ev);
+                 return svm_copy(usm, cq, dst, src, n, nw, w, ev);
                }) != Outcome::Protocol;
   case POCL_RMSG_FILL:
     return run(id, c.cmd, d.waits, q, nullptr, Pending::Plain, nullptr,
                [&](cl_uint nw, const cl_event *w, cl_event *ev) {
-                 return clEnqueueSVMMemFill(cq, dst, d.data, c.data_size, n, nw,
-                                            w, ev);
+                 return usm ? usm->fill(cq, dst, d.data, c.data_size, n, nw,
+                                        w, ev)
+                            : clEnqueueSVMMemFill(cq, dst, d.data, c.data_size,
+                                                  n, nw, w, ev);
                }) != Outcome::Protocol;
   default:
     LOG_ERR(sid_, "message type %u refused on SVM", type);
@@ -303,10 +389,10 @@ cl_int Session::svm_around(
       memcpy(&r, d.svm_regions + i * sizeof r, sizeof r);
       void *p = reinterpret_cast<void *>(uintptr_t(r.address));
       uint8_t *h = st->data() + off + (to_device ? 0 : d.data_len);
+      const UsmFns *usm = svm_usm(r.address);
       step([&](cl_uint nw, const cl_event *ww, cl_event *e) {
-        return to_device
-                   ? clEnqueueSVMMemcpy(cq, CL_FALSE, p, h, r.size, nw, ww, e)
-                   : clEnqueueSVMMemcpy(cq, CL_FALSE, h, p, r.size, nw, ww, e);
+        return to_device ? svm_copy(usm, cq, p, h, r.size, nw, ww, e)
+                         : svm_copy(usm, cq, h, p, r.size, nw, ww, e);
       });
       off += r.size;
     }

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 19u
+#define POCL_REMOTE_PROTOCOL_VERSION 20u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -506,12 +506,19 @@ typedef struct pocl_remote_arg
   uint64_t b;
 } pocl_remote_arg;
 
+/* SVM_ALLOC's kinds: an SVM allocation (clSVMAlloc), or one of
+   cl_intel_unified_shared_memory's, natively where the server's device has
+   USM, else on SVM (doc/protocol.md, "Unified shared memory").  */
+#define POCL_REMOTE_ALLOC_SVM 0u
+#define POCL_REMOTE_ALLOC_USM_HOST 1u
+#define POCL_REMOTE_ALLOC_USM_DEVICE 2u
+#define POCL_REMOTE_ALLOC_USM_SHARED 3u
 typedef struct pocl_remote_svm_alloc
 {
   uint64_t size;
-  uint64_t flags; /* cl_svm_mem_flags */
+  uint64_t flags; /* cl_svm_mem_flags; USM: cl_mem_alloc_flags_intel */
   uint32_t device;
-  uint32_t reserved;
+  uint32_t kind; /* POCL_REMOTE_ALLOC_* */
 } pocl_remote_svm_alloc;
 
 /* NDRANGE with POCL_RCMD_SVM: after the arguments, one svm_sync with the

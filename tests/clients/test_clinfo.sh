@@ -90,12 +90,14 @@ declare -A allowed=(
   [CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT]="0: cl_khr_image2d_from_buffer hidden"
   # Command buffers are PoCL's own, recorded on the client.
   [CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR]="PoCL's command buffers"
-  # Unified shared memory is not forwarded yet; sub-groups are hidden.
-  [CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"
-  [CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"
-  [CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"
-  [CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"
-  [CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL]="cl_intel_unified_shared_memory hidden"
+  # Unified shared memory as the remote device serves it (also on a server device
+  # with SVM only): access, no concurrent nor cross-device nor system allocations.
+  [CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL]="USM as served: access only"
+  [CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL]="USM as served: access, native atomics"
+  [CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]="USM as served: access only"
+  [CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]="USM as served: none"
+  [CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL]="USM as served: none"
+  # Sub-groups are hidden.
   [CL_DEVICE_SUB_GROUP_SIZES_INTEL]="cl_intel_required_subgroup_size hidden"
 )
 mem_keys="CL_DEVICE_GLOBAL_MEM_SIZE CL_DEVICE_MAX_MEM_ALLOC_SIZE CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE"
@@ -167,8 +169,10 @@ while IFS=$'\t' read -r key ref rem; do
       allowed_seen=$((allowed_seen + 1))
       continue
     fi
+  # (USM is served on the server's SVM too, where the device has none of its own)
   elif [[ $prop == CL_DEVICE_EXTENSIONS ]] \
-       && extra=$(comm -13 <(tr ' ' '\n' <<<"$ref" | sort -u) <(tr ' ' '\n' <<<"$rem" | sort -u)) \
+       && extra=$(comm -13 <(tr ' ' '\n' <<<"$ref" | sort -u) <(tr ' ' '\n' <<<"$rem" | sort -u) \
+                  | grep -vx cl_intel_unified_shared_memory) \
        && [[ -n $extra ]]; then
     echo "$name: FAIL: the remote device lists extensions the $vendor device does not:" $extra
     failures=$((failures + 1))

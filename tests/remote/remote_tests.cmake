@@ -24,6 +24,7 @@ set(REMOTE_E2E_PROGRAMS
   program_binaries
   program_includes
   svm
+  usm
   event_status
   coalesce
   builtin_kernels
@@ -207,6 +208,18 @@ if(ENABLE_HOST_CPU_DEVICES)
   remote_and_local(svm 300)
   # Built-in kernels (clCreateProgramWithBuiltInKernels) as on the device.
   remote_and_local(builtin_kernels 300)
+  # Unified shared memory (cl_intel_unified_shared_memory), served on the pthread
+  # server's SVM; the local pthread device has none, and says so.
+  add_test(NAME remote/usm
+    COMMAND "${RUN_REMOTE}" "${STATE}" "${CMAKE_BINARY_DIR}"
+            $<TARGET_FILE:remote_test_usm>)
+  set_tests_properties(remote/usm PROPERTIES ${remote_e2e_props}
+    TIMEOUT 300 FAIL_REGULAR_EXPRESSION "usm: FAIL")
+  add_test(NAME remote/usm_no_usm_local
+    COMMAND $<TARGET_FILE:remote_test_usm> no-usm-local)
+  set_tests_properties(remote/usm_no_usm_local PROPERTIES LABELS "remote"
+    TIMEOUT 120 ENVIRONMENT "${REMOTE_TEST_ENV};POCL_DEVICES=pthread"
+    FAIL_REGULAR_EXPRESSION "usm: FAIL")
 
   # The same programs over a second vendor: the fixture "pocld_intel" serves Intel's
   # OpenCL CPU runtime (installed by tests/clients/setup_clients.sh, skipped without
@@ -225,7 +238,8 @@ if(ENABLE_HOST_CPU_DEVICES)
     LABELS "remote" TIMEOUT 120 SKIP_RETURN_CODE 77 FIXTURES_SETUP pocld_intel)
   set_tests_properties(remote/pocld_intel_stop PROPERTIES
     LABELS "remote" TIMEOUT 60 FIXTURES_CLEANUP pocld_intel)
-  foreach(prog program_binaries program_includes svm api_buffers api_programs
+  # usm: Intel's native USM through remote, and on the runtime directly.
+  foreach(prog program_binaries program_includes svm usm api_buffers api_programs
                mem_objects api_events)
     add_test(NAME remote/${prog}_intel
       COMMAND "${RUN_REMOTE}" "${STATE_INTEL}" "${CMAKE_BINARY_DIR}"

@@ -7,6 +7,7 @@
      whose kernel writes land at that offset;
    - SVM pointers outside the session's SVM allocations: kernel arguments,
      reads, fine-grained regions around a kernel;
+   - SVM_ALLOC of an unknown kind, or of a USM kind with unknown flags;
    - READ_IMAGE and WRITE_IMAGE (inline bytes and on the data socket) whose
      data size does not match their region: CL_INVALID_VALUE, where pocld
      closed the session before.
@@ -128,14 +129,17 @@ sub_buffer_args (raw_session *s)
         sizeof (bad) / sizeof (bad[0]));
 }
 
-/* SVM_ALLOC's address (0: refused: a server without SVM).  */
+/* SVM_ALLOC's address (0: refused: a server without SVM), its status in
+   *status where not NULL.  */
 static uint64_t
-svm_alloc (raw_session *s, uint64_t size)
+svm_alloc_kind (raw_session *s, uint64_t size, uint32_t kind, uint64_t flags,
+                int32_t *status)
 {
   pocl_remote_svm_alloc a;
   memset (&a, 0, sizeof (a));
   a.size = size;
-  a.flags = CL_MEM_READ_WRITE;
+  a.flags = flags;
+  a.kind = kind;
   uint64_t id = ++s->next_id, addr = 0;
   if (raw_send (s->cmd, POCL_RMSG_SVM_ALLOC, id, &a, sizeof (a), NULL, 0))
     fail ("SVM_ALLOC: pocld closed the connection");
@@ -148,11 +152,50 @@ svm_alloc (raw_session *s, uint64_t size)
         {
           if (m.body.reply.status == CL_SUCCESS && m.h.payload_size == 8)
             memcpy (&addr, m.payload, 8);
+          if (status != NULL)
+            *status = m.body.reply.status;
           free (m.payload);
           return addr;
         }
       free (m.payload);
     }
+}
+
+static uint64_t
+svm_alloc (raw_session *s, uint64_t size)
+{
+  return svm_alloc_kind (s, size, POCL_REMOTE_ALLOC_SVM, CL_MEM_READ_WRITE,
+                         NULL);
+}
+
+/* USM kinds (SVM_ALLOC's kind): one the protocol does not have, and USM
+   flags no allocation has, are CL_INVALID_VALUE; a device allocation with
+   valid flags is made.  */
+static void
+usm_kinds (raw_session *s)
+{
+  int32_t st = 0;
+  if (svm_alloc_kind (s, 4096, 4, 0, &st) != 0 || st != CL_INVALID_VALUE)
+    fail ("SVM_ALLOC of kind 4: status %d, expected CL_INVALID_VALUE", st);
+  if (svm_alloc_kind (s, 4096, POCL_REMOTE_ALLOC_USM_SHARED, 1u << 20, &st)
+          != 0
+      || st != CL_INVALID_VALUE)
+    fail ("SVM_ALLOC of a shared allocation with flag bit 20: status %d, "
+          "expected CL_INVALID_VALUE",
+          st);
+  uint64_t a
+      = svm_alloc_kind (s, 4096, POCL_REMOTE_ALLOC_USM_DEVICE, 0, &st);
+  if (a == 0)
+    {
+      note ("the server makes no USM device allocation (%d)", st);
+      return;
+    }
+  pocl_remote_release rel = { a };
+  if (raw_send (s->cmd, POCL_RMSG_SVM_FREE, ++s->next_id, &rel, sizeof (rel),
+                NULL, 0))
+    fail ("SVM_FREE: pocld closed the connection");
+  note ("an unknown allocation kind and unknown USM flags refused, a USM "
+        "device allocation made");
 }
 
 static int32_t
@@ -380,10 +423,11 @@ main (void)
   raw_create_queue (&s, 1);
   sub_buffer_args (&s);
   svm_pointers (&s);
+  usm_kinds (&s);
   image_sizes (&s);
   raw_close (&s);
-  printf ("%s: PASS: bad sub-buffer offsets, SVM pointers and image sizes get "
-          "errors, the session goes on\n",
+  printf ("%s: PASS: bad sub-buffer offsets, SVM pointers, allocation kinds "
+          "and image sizes get errors, the session goes on\n",
           TEST_NAME);
   return 0;
 }

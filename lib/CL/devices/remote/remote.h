@@ -58,6 +58,8 @@ typedef struct remote_device_data
   int c_version_cut;
   /* SPIR-V served: the server's device takes it */
   int il;
+  /* USM served (dev->usm_caps): the server's device has it, or SVM */
+  int usm;
 } remote_device_data;
 
 /* Per-command driver data, hung on cl_event->data.  */
@@ -228,16 +230,20 @@ cl_int pocl_remote_get_device_info_first (cl_device_id dev,
                                           void *param_value,
                                           size_t *param_value_size_ret);
 /* remote_features.c: what of the server's device is advertised */
-/* il: the remote device serves SPIR-V (cl_khr_il_program) */
-int pocl_remote_extension_served (const char *name, size_t len, int il);
-char *pocl_remote_filter_extensions (const char *server, int il);
+/* served: what the remote device serves of the extensions whose API it
+   forwards where the server's device allows (remote_devinfo.c) */
+#define POCL_REMOTE_SERVES_IL 1u  /* SPIR-V: cl_khr_il_program */
+#define POCL_REMOTE_SERVES_USM 2u /* cl_intel_unified_shared_memory */
+int pocl_remote_extension_served (const char *name, size_t len,
+                                  unsigned served);
+char *pocl_remote_filter_extensions (const char *server, unsigned served);
 size_t pocl_remote_filter_name_versions (cl_name_version *a, size_t n,
-                                         int features, int il);
+                                         int features, unsigned served);
 int pocl_remote_query_hidden (cl_device_info param);
 int pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param);
 char *pocl_remote_source_prefix (const char *server,
                                  const cl_name_version *features,
-                                 size_t num_features, int il);
+                                 size_t num_features, unsigned served);
 /* remote_program.c: the server device's built-in kernels
    (CL_DEVICE_BUILT_IN_KERNELS and ..._WITH_VERSION) */
 void pocl_remote_setup_builtins (cl_device_id dev);

@@ -272,6 +272,76 @@ setup_il (cl_device_id dev)
     }
 }
 
+/* cl_intel_unified_shared_memory, served where the server's device has
+   it natively or has SVM, on which pocld serves it (doc/device-info.md):
+   access for host, device and single-device shared allocations, atomics
+   only in device allocations (whose one copy is the server's); never
+   concurrent access, cross-device or system allocations: host and shared
+   allocations have a copy on each side, made consistent at
+   synchronization points.  */
+static void
+setup_usm (cl_device_id dev)
+{
+  remote_device_data *d = (remote_device_data *)dev->data;
+  cl_device_svm_capabilities svm = 0;
+  uint32_t size = 0;
+  int i;
+  const char *v = find_info (d, CL_DEVICE_SVM_CAPABILITIES, &size);
+  if (v != NULL && size == sizeof (svm))
+    memcpy (&svm, v, size);
+  memset (dev->usm_caps, 0, sizeof (dev->usm_caps));
+  for (i = POCL_USM_HOST; i <= POCL_USM_SINGLE_SHARED; ++i)
+    {
+      cl_device_unified_shared_memory_capabilities_intel native = 0;
+      v = find_info (d, CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL + (unsigned)i,
+                     &size);
+      if (v != NULL && size == sizeof (native))
+        memcpy (&native, v, size);
+      if (native == 0 && !(svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER))
+        continue;
+      dev->usm_caps[i] = CL_UNIFIED_SHARED_MEMORY_ACCESS_INTEL;
+      if (i == POCL_USM_DEVICE)
+        dev->usm_caps[i]
+            |= native & CL_UNIFIED_SHARED_MEMORY_ATOMIC_ACCESS_INTEL;
+    }
+  d->usm = dev->usm_caps[POCL_USM_HOST] != 0
+           || dev->usm_caps[POCL_USM_DEVICE] != 0
+           || dev->usm_caps[POCL_USM_SINGLE_SHARED] != 0;
+}
+
+/* A served extension that the server's device does not list (USM on
+   SVM) added to PoCL's lists.  */
+static void
+add_extension (cl_device_id dev, const char *name, cl_version version)
+{
+  size_t n = strlen (name), len;
+  const char *e = dev->extensions != NULL ? dev->extensions : "";
+  for (const char *p = strstr (e, name); p != NULL; p = strstr (p + 1, name))
+    if ((p == e || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
+      return;
+  len = strlen (e);
+  char *grown = malloc (len + n + 2);
+  if (grown == NULL)
+    return;
+  memcpy (grown, e, len);
+  grown[len] = ' ';
+  memcpy (grown + len + (len > 0), name, n + 1);
+  free ((char *)dev->extensions);
+  dev->extensions = grown;
+  if (dev->extensions_with_version == NULL)
+    return;
+  cl_name_version *a
+      = realloc ((cl_name_version *)dev->extensions_with_version,
+                 (dev->num_extensions_with_version + 1) * sizeof (*a));
+  if (a == NULL)
+    return;
+  memset (&a[dev->num_extensions_with_version], 0, sizeof (*a));
+  memcpy (a[dev->num_extensions_with_version].name, name, n);
+  a[dev->num_extensions_with_version].version = version;
+  dev->extensions_with_version = a;
+  ++dev->num_extensions_with_version;
+}
+
 /* The OpenCL C features proper among a device's features (vendors list
    extensions there too).  */
 static size_t
@@ -296,11 +366,14 @@ hide_unserved (cl_device_id dev)
   dev->max_num_sub_groups = 0;
   dev->sub_group_independent_forward_progress = CL_FALSE;
   setup_il (dev);
+  setup_usm (dev);
+  unsigned bits = (d->il ? POCL_REMOTE_SERVES_IL : 0)
+                  | (d->usm ? POCL_REMOTE_SERVES_USM : 0);
   d->source_prefix = pocl_remote_source_prefix (
-      dev->extensions, dev->opencl_features_with_version, features, d->il);
+      dev->extensions, dev->opencl_features_with_version, features, bits);
   if (dev->extensions != NULL)
     {
-      char *served = pocl_remote_filter_extensions (dev->extensions, d->il);
+      char *served = pocl_remote_filter_extensions (dev->extensions, bits);
       if (served != NULL)
         {
           free ((char *)dev->extensions);
@@ -310,11 +383,14 @@ hide_unserved (cl_device_id dev)
   if (dev->extensions_with_version != NULL)
     dev->num_extensions_with_version = pocl_remote_filter_name_versions (
         (cl_name_version *)dev->extensions_with_version,
-        dev->num_extensions_with_version, 0, d->il);
+        dev->num_extensions_with_version, 0, bits);
   if (dev->opencl_features_with_version != NULL)
     dev->num_opencl_features_with_version = pocl_remote_filter_name_versions (
         (cl_name_version *)dev->opencl_features_with_version,
-        dev->num_opencl_features_with_version, 1, d->il);
+        dev->num_opencl_features_with_version, 1, bits);
+  if (d->usm)
+    add_extension (dev, "cl_intel_unified_shared_memory",
+                   CL_MAKE_VERSION (1, 0, 0));
   /* OpenCL C 2.0 has no optional features: with one hidden, the device
      does not have it (OpenCL 3.0, CL_DEVICE_OPENCL_C_VERSION), and reports
      OpenCL C 1.2 as its highest full version */
@@ -560,6 +636,9 @@ pocl_remote_get_device_info_first (cl_device_id dev, cl_device_info param,
       return POCL_DEVICE_INFO_GENERIC;
   /* a sub-device has the compute units PoCL partitioned it with */
   if (dev->parent_device != NULL && param == CL_DEVICE_MAX_COMPUTE_UNITS)
+    return POCL_DEVICE_INFO_GENERIC;
+  if (d->usm && param >= CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL
+      && param <= CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL)
     return POCL_DEVICE_INFO_GENERIC;
   if (pocl_remote_query_hidden (param))
     return CL_INVALID_VALUE;

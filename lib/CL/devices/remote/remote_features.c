@@ -48,7 +48,8 @@ static const char *const served_extensions[] = {
   "cl_nv_device_attribute_query",
   /* API in PoCL's core or this driver; SPIR binaries travel as any binary,
      and the server's device builds them (cl_khr_il_program too, where the
-     remote device serves SPIR-V: pocl_remote_extension_served's il) */
+     remote device serves SPIR-V, and cl_intel_unified_shared_memory where
+     it serves USM: pocl_remote_extension_served's `served`) */
   "cl_khr_icd",
   "cl_khr_spir",
   "cl_khr_command_buffer",
@@ -84,10 +85,14 @@ static const cl_device_info hidden_queries[] = {
 };
 
 int
-pocl_remote_extension_served (const char *name, size_t len, int il)
+pocl_remote_extension_served (const char *name, size_t len, unsigned served)
 {
   size_t i;
-  if (il && len == 17 && memcmp (name, "cl_khr_il_program", 17) == 0)
+  if ((served & POCL_REMOTE_SERVES_IL) && len == 17
+      && memcmp (name, "cl_khr_il_program", 17) == 0)
+    return 1;
+  if ((served & POCL_REMOTE_SERVES_USM) && len == 30
+      && memcmp (name, "cl_intel_unified_shared_memory", 30) == 0)
     return 1;
   for (i = 0; i < sizeof (served_extensions) / sizeof (served_extensions[0]);
        ++i)
@@ -103,7 +108,7 @@ pocl_remote_extension_served (const char *name, size_t len, int il)
 
 /* The server's space-separated list less what is not served.  */
 char *
-pocl_remote_filter_extensions (const char *server, int il)
+pocl_remote_filter_extensions (const char *server, unsigned served)
 {
   size_t len = strlen (server);
   char *out = malloc (len + 1);
@@ -121,7 +126,7 @@ pocl_remote_filter_extensions (const char *server, int il)
         ++e;
       /* the server's own separators, so that a list with nothing hidden
          reads exactly as the server's */
-      if (e > p && pocl_remote_extension_served (p, (size_t)(e - p), il))
+      if (e > p && pocl_remote_extension_served (p, (size_t)(e - p), served))
         {
           if (o > 0)
             {
@@ -143,10 +148,10 @@ pocl_remote_filter_extensions (const char *server, int il)
 
 /* A cl_name_version's name, served as an extension.  */
 static int
-name_served (const char *name, int il)
+name_served (const char *name, unsigned served)
 {
   return pocl_remote_extension_served (
-      name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE), il);
+      name, strnlen (name, CL_NAME_VERSION_MAX_NAME_SIZE), served);
 }
 
 /* OpenCL C features less those that need an API this driver does not
@@ -154,10 +159,10 @@ name_served (const char *name, int il)
    queues) and sub-groups (clGetKernelSubGroupInfo, which PoCL 3.1 does not
    implement).  Vendors list extensions among them too.  */
 static int
-feature_served (const char *name, int il)
+feature_served (const char *name, unsigned served)
 {
   if (strncmp (name, "cl_", 3) == 0)
-    return name_served (name, il);
+    return name_served (name, served);
   return strcmp (name, "__opencl_c_pipes") != 0
          && strcmp (name, "__opencl_c_device_enqueue") != 0
          && strcmp (name, "__opencl_c_subgroups") != 0;
@@ -167,14 +172,14 @@ feature_served (const char *name, int il)
    place; returns the new count.  */
 size_t
 pocl_remote_filter_name_versions (cl_name_version *a, size_t n, int features,
-                                  int il)
+                                  unsigned served)
 {
   size_t i, k = 0;
   for (i = 0; i < n; ++i)
     {
       a[i].name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = 0;
-      if (features ? feature_served (a[i].name, il)
-                   : name_served (a[i].name, il))
+      if (features ? feature_served (a[i].name, served)
+                   : name_served (a[i].name, served))
         a[k++] = a[i];
     }
   return k;
@@ -247,7 +252,7 @@ append_undef (char **out, size_t *len, const char *name, size_t n)
    extension list; `features`: its OpenCL C features, before filtering.  */
 char *
 pocl_remote_source_prefix (const char *server, const cl_name_version *features,
-                           size_t num_features, int il)
+                           size_t num_features, unsigned served)
 {
   char *out = NULL;
   size_t len = 0, i;
@@ -259,7 +264,7 @@ pocl_remote_source_prefix (const char *server, const cl_name_version *features,
         ++p;
       for (e = p; *e && *e != ' '; ++e)
         ;
-      if (e > p && !pocl_remote_extension_served (p, (size_t)(e - p), il))
+      if (e > p && !pocl_remote_extension_served (p, (size_t)(e - p), served))
         append_undef (&out, &len, p, (size_t)(e - p));
       p = e;
     }
@@ -267,7 +272,7 @@ pocl_remote_source_prefix (const char *server, const cl_name_version *features,
     {
       size_t n = strnlen (features[i].name, CL_NAME_VERSION_MAX_NAME_SIZE);
       if (strncmp (features[i].name, "cl_", 3) != 0
-          && !feature_served (features[i].name, il))
+          && !feature_served (features[i].name, served))
         append_undef (&out, &len, features[i].name, n);
     }
   if (out == NULL)

@@ -1,15 +1,18 @@
-/* remote_svm.c - shared virtual memory on remote devices (doc/protocol.md,
-   "SVM").  The server allocates natively and names the address; the host
-   copy is mapped at the same address here, so that pointers stored in SVM
-   memory mean the same on both sides.  Coarse-grained allocations are the
-   server's between maps: a map reads the region into the host copy, an
-   unmap writes back what was mapped for writing.  Fine-grained ones are the
-   host copy's between kernels: every kernel launched while some exist
-   carries all of its session's fine-grained allocations to the server and
-   brings them back with its completion (the specification promises
-   consistency at synchronization points only; the kernel's SVM arguments
-   alone would miss pointers passed by clSetKernelExecInfo, which PoCL's
-   core does not keep).  */
+/* remote_svm.c - shared virtual memory and unified shared memory on
+   remote devices (doc/protocol.md, "SVM" and "Unified shared memory").
+   The server allocates natively and names the address; the host copy is
+   mapped at the same address here, so that pointers stored in SVM memory
+   mean the same on both sides.  USM host and shared allocations are kept
+   as fine-grained ones; a USM device allocation is the server's alone (its
+   range only reserved here), as coarse-grained memory never mapped.
+   Coarse-grained allocations are the server's between maps: a map reads
+   the region into the host copy, an unmap writes back what was mapped for
+   writing.  Fine-grained ones are the host copy's between kernels: every
+   kernel launched while some exist carries all of its session's
+   fine-grained allocations to the server and brings them back with its
+   completion (the specification promises consistency at synchronization
+   points only; the kernel's SVM arguments alone would miss pointers passed
+   by clSetKernelExecInfo, which PoCL's core does not keep).  */
 
 #include <string.h>
 #include <sys/mman.h>
@@ -158,8 +161,11 @@ server_free (remote_server *s, uint64_t addr)
                              0);
 }
 
+/* An allocation of `kind` (POCL_REMOTE_ALLOC_*) with the server's flags
+   for it.  The host copy of a USM device allocation is an address range
+   kept reserved, never touched: its one copy is the server's.  */
 static void *
-remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
+alloc_kind (cl_device_id dev, uint32_t kind, uint64_t flags, size_t size)
 {
   remote_device_data *d = (remote_device_data *)dev->data;
   remote_server *s = __atomic_load_n (&d->server, __ATOMIC_ACQUIRE);
@@ -174,10 +180,10 @@ remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
     return NULL;
   memset (&req, 0, sizeof (req));
   req.size = size;
-  req.flags = flags
-              & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY
-                 | CL_MEM_SVM_FINE_GRAIN_BUFFER);
+  req.flags = flags;
   req.device = d->server_device;
+  req.kind = kind;
+  int reserve = kind == POCL_REMOTE_ALLOC_USM_DEVICE;
   while (got == NULL && ntaken < SVM_ALLOC_TRIES)
     {
       void *reply = NULL;
@@ -193,9 +199,11 @@ remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
         }
       memcpy (&addr, reply, sizeof (addr));
       free (reply);
-      void *p
-          = mmap ((void *)(uintptr_t)addr, span, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      void *p = mmap ((void *)(uintptr_t)addr, span,
+                      reserve ? PROT_NONE : PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE
+                          | (reserve ? MAP_NORESERVE : 0),
+                      -1, 0);
       if (p == (void *)(uintptr_t)addr)
         got = p;
       else
@@ -218,7 +226,11 @@ remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
   a->addr = got;
   a->size = size;
   a->span = span;
-  a->fine = (flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) != 0;
+  /* USM host and shared allocations are the host copy's between kernels,
+     as fine-grained SVM is, whatever the server's memory is  */
+  a->fine = kind == POCL_REMOTE_ALLOC_SVM
+                ? (flags & CL_MEM_SVM_FINE_GRAIN_BUFFER) != 0
+                : !reserve;
   a->server = s;
   pthread_mutex_lock (&svm_lock);
   LL_PREPEND (svm_allocs, a);
@@ -226,6 +238,28 @@ remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
     __atomic_fetch_add (&pocl_remote_svm_fine, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock (&svm_lock);
   return got;
+}
+
+static void *
+remote_svm_alloc_op (cl_device_id dev, cl_svm_mem_flags flags, size_t size)
+{
+  return alloc_kind (dev, POCL_REMOTE_ALLOC_SVM,
+                     flags
+                         & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY
+                            | CL_MEM_WRITE_ONLY
+                            | CL_MEM_SVM_FINE_GRAIN_BUFFER),
+                     size);
+}
+
+static void *
+remote_usm_alloc_op (cl_device_id dev,
+                     cl_unified_shared_memory_type_intel kind,
+                     cl_mem_alloc_flags_intel flags, size_t size)
+{
+  uint32_t k = kind == CL_MEM_TYPE_HOST_INTEL     ? POCL_REMOTE_ALLOC_USM_HOST
+               : kind == CL_MEM_TYPE_DEVICE_INTEL ? POCL_REMOTE_ALLOC_USM_DEVICE
+                                                  : POCL_REMOTE_ALLOC_USM_SHARED;
+  return alloc_kind (dev, k, flags, size);
 }
 
 static void
@@ -271,6 +305,8 @@ pocl_remote_init_svm_ops (struct pocl_device_ops *ops)
 {
   ops->svm_alloc = remote_svm_alloc_op;
   ops->svm_free = remote_svm_free_op;
+  ops->usm_alloc = remote_usm_alloc_op;
+  ops->usm_free = remote_svm_free_op;
 }
 
 /* The launch carries every fine-grained allocation of its session, packed
