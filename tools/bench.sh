@@ -24,9 +24,9 @@ On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_E
                                 sendmsg, recvfrom and context switches
   sycl-chain [CHAINS]           the same chain as a SYCL runtime submits it: an out-of-order
                                 queue, each kernel waiting for the previous one's event
-  sycl-dpnp [N [REPS]]          dpnp (Intel's SYCL runtime): an elementwise chain with a sum
-                                over N floats and a 512x512 matmul, natively on Intel's
-                                OpenCL CPU runtime and through remote over it
+  sycl-dpnp [N [REPS]]          dpnp (Intel's SYCL runtime): arange, 3x + 1 and a sum over N
+                                floats, a max and a count, natively on Intel's OpenCL CPU
+                                runtime and through remote over it
   matmul [N]                    examples/remote/matmul on one and two remote devices
   reconnect [ROUNDS]            a no-op right after fault_proxy cuts every connection
   security [ITERATIONS [ROUNDS]]
