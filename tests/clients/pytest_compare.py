@@ -148,7 +148,8 @@ class Suite:
 # A result line of pytest -v: "<path>::<test> OUTCOME [ nn%]"; a test that is running
 # when its process dies leaves its id alone on the last line.
 _V_LINE = re.compile(r"^(\S+\.py::.+?)(?: (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: |$)|$)")
-_CRASH_LINE = re.compile(r"Fatal Python error|terminate called|  what\(\)|Segmentation fault")
+_CRASH_LINE = re.compile(r"Fatal Python error|terminate called|  what\(\)|Segmentation fault"
+                         r"|\+ Timeout \+")
 _V_OUTCOME = {"PASSED": "passed", "XPASS": "passed", "FAILED": "failed", "ERROR": "error",
               "SKIPPED": "skipped", "XFAIL": "xfailed"}
 
@@ -269,7 +270,8 @@ class Resuming:
         """What the runtime said as the process died (the runs capture sys.stdout and
         sys.stderr only, so what C++ and CPython print on fd 2 reaches the log)."""
         with open(log, errors="replace") as f:
-            said = [l[m.start():].strip() for l in f for m in [_CRASH_LINE.search(l)] if m]
+            said = [l[m.start():].strip(" +\n") for l in f for m in [_CRASH_LINE.search(l)] if m]
+        said = list(dict.fromkeys(said))  # pytest-timeout says "Timeout" twice
         return " ".join(said[-2:])[:200] if said else Resuming._last_line(log)
 
     @staticmethod

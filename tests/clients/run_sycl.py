@@ -88,10 +88,14 @@ def main():
     # -v: the log names each test as it starts (pytest_compare.Resuming); --capture=sys:
     # what the runtime prints on fd 2 as it aborts the process reaches the log;
     # --continue-on-collection-errors: a module whose set-up fails (dpnp's test_copy.py
-    # computes at import) counts as an error, and the others still run.
+    # computes at import) counts as an error, and the others still run;
+    # --timeout-method=thread: a test that hangs in a runtime's wait (where no signal
+    # reaches Python) ends the process after its timeout, and the run goes on as
+    # after a crash.
     pytest = [python, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rfEs", "--capture=sys",
               "--continue-on-collection-errors",
-              "--timeout=%d" % args.timeout, "-o", "junit_family=xunit1",
+              "--timeout=%d" % args.timeout, "--timeout-method=thread",
+              "-o", "junit_family=xunit1",
               "--rootdir=" + site]
     # PYTHONPATH: pytest_deselect_file.py, the plugin that leaves tests out.
     here = os.path.dirname(os.path.abspath(__file__))
