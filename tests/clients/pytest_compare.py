@@ -7,6 +7,8 @@ a row for it, under the suite's heading, with a reason; so does a run that crash
 passed nothing. A listed test that passes on both gets a note (remove its row). A row
 may name a test with its parameters, a whole test function or a whole file; rows with
 `deselect` in their third column are left out of both runs.
+Suite.start and Suite.wait run each suite once (run_pyopencl.py); Resuming runs it
+on after a crash or a hang, without the test that it died in (run_sycl.py).
 """
 
 import os
@@ -91,10 +93,9 @@ class Suite:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 rc = "killed after the %d s budget" % budget
-                # With -v the log's last line names the test that was running.
-                with open(os.path.join(work, label + ".log"), errors="replace") as f:
-                    last = (f.read().strip().splitlines() or [""])[-1]
-                self.log("%s run killed after the %d s budget in: %s" % (label, budget, last[-200:]))
+                # The log's last line says where the run was.
+                self.log("%s run killed after the %d s budget in: %s"
+                         % (label, budget, last_line(os.path.join(work, label + ".log"))))
             out.close()
             if not os.path.exists(junit):
                 failures.append("%s run left no JUnit file (exit %s); see %s.log"
@@ -210,7 +211,7 @@ class Resuming:
                 junit, log = st["junit"], st["log"]
                 if rc is None:
                     failures.append("%s run killed after the %d s budget in: %s"
-                                    % (label, budget, self._last_line(log)))
+                                    % (label, budget, last_line(log)))
                     st["done"].update(self._read_log(log)[0])
                 elif os.path.exists(junit):
                     st["done"].update(self.suite.read_junit(junit))
@@ -272,12 +273,13 @@ class Resuming:
         with open(log, errors="replace") as f:
             said = [l[m.start():].strip(" +\n") for l in f for m in [_CRASH_LINE.search(l)] if m]
         said = list(dict.fromkeys(said))  # pytest-timeout says "Timeout" twice
-        return " ".join(said[-2:])[:200] if said else Resuming._last_line(log)
+        return " ".join(said[-2:])[:200] if said else last_line(log)
 
-    @staticmethod
-    def _last_line(log):
-        with open(log, errors="replace") as f:
-            return ((f.read().strip().splitlines() or [""])[-1])[-200:]
+
+def last_line(log):
+    """The log's last line (its end, at most 200 characters)."""
+    with open(log, errors="replace") as f:
+        return ((f.read().strip().splitlines() or [""])[-1])[-200:]
 
 
 def read_rows(path, section, prefixes):
