@@ -56,6 +56,14 @@ cmd_overhead() {
   trace_sum "$out/merged.json" "$out/client.json" "$out/[ab].*.json"
 }
 
+# usm [ITERATIONS]: a launch on device, host and shared allocations
+cmd_usm() {
+  bench_cc "$work/usm_bench" usm_bench
+  start_pocld a
+  POCL_DEVICES="pthread remote" POCL_REMOTE0_PARAMETERS=127.0.0.1:$(port_of a)/0 \
+    "$work/usm_bench" "${1:-500}"
+}
+
 # chain [CHAINS]; COUNTS=1
 cmd_chain() {
   local n=${1:-8000} counts=() client session t0 t1 s0 s1 c0 c1 hz
