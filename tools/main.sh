@@ -39,7 +39,7 @@ trap - EXIT
 "$fixture" stop "$state" || echo "main.sh: stopping pocld failed" >&2
 echo "main.sh: OK"
 logs=()
-for f in setup setup_clients patches pocl-configure pocl-build; do
+for f in setup setup_clients setup_sycl patches pocl-configure pocl-build; do
   if [[ -f $build_root/logs/$f.log ]]; then logs+=("$build_root/logs/$f.log"); fi
 done
 echo "main.sh: logs: ${logs[*]} $pocld_log (pocld)"

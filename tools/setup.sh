@@ -4,7 +4,8 @@
 #   tools/setup.sh          full build: LLVM/Clang 15 + upstream PoCL 3.1 source (Debian 12)
 #   tools/setup.sh --thin   thin build: remote client + pocld only, no LLVM (also Ubuntu 24.04)
 # The full build also gets the real OpenCL clients that tests/clients runs (label "clients"):
-# Debian's clblast-tests and clpeak, and pyopencl in a venv under $BUILD_DIR (PyPI); and
+# Debian's clblast-tests and clpeak, pyopencl in a venv under $BUILD_DIR (PyPI), dpctl and
+# dpnp (Intel's SYCL runtime) in another (tests/clients/setup_sycl.sh); and
 # Debian's own PoCL as .deb files in $BUILD_DIR/debian-pocl, for the package test.
 # apt-get's output goes to $BUILD_DIR/logs/setup.log (default <repo>/build); on failure
 # its last lines are printed.
@@ -137,4 +138,6 @@ if [[ ${#client_pkgs[@]} != 0 ]]; then
   fi
   "$repo/tests/clients/setup_clients.sh" "$build_root" \
     || echo "setup.sh: WARNING: pyopencl could not be installed: clients/pyopencl will skip" >&2
+  "$repo/tests/clients/setup_sycl.sh" "$build_root" \
+    || echo "setup.sh: WARNING: dpctl/dpnp could not be installed: clients/dpctl and clients/dpnp will skip" >&2
 fi

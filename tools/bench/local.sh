@@ -113,6 +113,41 @@ cmd_sycl_chain() {
   CHAIN_MODE=events cmd_chain "$@"
 }
 
+# sycl-dpnp [N [REPS]]: dpnp_bench.py's workloads natively on Intel's OpenCL CPU
+# runtime, then through remote on a pocld serving that runtime; BUILD_DIR's venv-sycl
+# (tests/clients/setup_sycl.sh) and vendors/intel.
+cmd_sycl_dpnp() {
+  local root=${BUILD_DIR:-$repo/build} rc=0
+  local py=$root/venv-sycl/bin/python vendors=$root/vendors/intel
+  [[ -x $py && -f $vendors/intel-cpu.icd ]] \
+    || { echo "bench.sh sycl-dpnp: no $py or $vendors (tools/setup.sh)" >&2; return 1; }
+  bench_cc "$work/chain_cpu" chain_cpu
+  "$work/chain_cpu" rtt 2000 >"$work/rtt"
+  # '*:cpu': a selector naming the opencl backend finds nothing with this runtime
+  # (doc/clients.md, SYCL); each run has one OpenCL platform.
+  OCL_ICD_VENDORS=$vendors ONEAPI_DEVICE_SELECTOR='*:cpu' \
+    "$py" "$repo/tools/bench/dpnp_bench.py" native "$@" | tee "$work/native"
+  POCLD_SERVED_VENDORS=$vendors start_pocld a
+  POCL_DEVICES=remote POCL_REMOTE0_PARAMETERS=127.0.0.1:$(port_of a)/0 \
+    ONEAPI_DEVICE_SELECTOR='*:cpu' "$py" "$repo/tools/bench/dpnp_bench.py" remote "$@" \
+    | tee "$work/remote" || rc=$?
+  "$work/chain_cpu" rtt 2000 >>"$work/rtt"
+  awk '{ rtt += $3; k++ } END { printf "loopback round trip %.1f us (median, before and after)\n", rtt / k }' \
+    "$work/rtt" | tee "$work/rtt.avg"
+  if ((rc != 0)); then
+    echo "bench.sh sycl-dpnp: the remote run failed (above): no ratios" >&2
+    return "$rc"
+  fi
+  # median ms per workload: "LABEL NAME SIZE: median X ms ..."
+  awk -v rtt="$(awk '{ print $4 }' "$work/rtt.avg")" '
+    $4 == "median" { t[$1, $2] = $5; s = $3; sub(/:$/, "", s); size[$2] = s; names[$2] = 1 }
+    END { for (w in names)
+            printf "%s %s remote / native = %.2fx (remote - native = %.0f loopback round trips)\n",
+                   w, size[w], t["remote", w] / t["native", w],
+                   (t["remote", w] - t["native", w]) * 1000 / rtt }' \
+    "$work/native" "$work/remote"
+}
+
 # matmul [N]
 cmd_matmul() {
   local n=${1:-512} matmul one two t1 t2

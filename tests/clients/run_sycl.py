@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""clients/dpctl, clients/dpnp: a SYCL package's own test suite through the remote device.
+
+The suite (PACKAGE/tests, shipped in the wheel that setup_sycl.sh installs into
+BUILD_ROOT/venv-sycl) runs twice, at once, under Intel's SYCL runtime:
+  local:  Intel's OpenCL CPU runtime as the only OpenCL platform
+          (OCL_ICD_VENDORS=BUILD_ROOT/vendors/intel),
+  remote: this build's libpocl as the only platform, POCL_DEVICES=remote (run_remote.sh)
+          against the "pocld_intel" fixture's pocld, which serves that same runtime.
+Both select ONEAPI_DEVICE_SELECTOR='*:cpu': with this runtime (2026.2) the OpenCL
+adapter is built into the UR loader, and a selector naming the backend ('opencl:cpu')
+filters it out and finds no device.
+
+By default only the CI subset runs: the files of the table "PACKAGE: the CI subset" of
+doc/clients.md. --full runs the whole suite (without the tests the package marks slow).
+Verdict (pytest_compare.py) against the table "PACKAGE: tests that differ"; a run that
+crashes goes on without the test it crashed in, which counts as "crashed".
+Exit status 77 (CTest SKIP_RETURN_CODE) if the package is not installed, or with --full
+unless CLIENTS_SYCL_FULL=1 is set (the whole suites take too long for CI).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+from pytest_compare import Resuming, Suite, read_rows
+
+# The remote device's name ends in its server's address; ids must not depend on it.
+REMOTE_SUFFIX = re.compile(r" \(pocl-remote [^)]*\)")
+
+
+def norm(tid):
+    return REMOTE_SUFFIX.sub("", tid)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--package", required=True, choices=("dpctl", "dpnp"))
+    ap.add_argument("--venv", required=True, help="BUILD_ROOT/venv-sycl")
+    ap.add_argument("--vendors", required=True, help="ICD directory of Intel's runtime")
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--state", required=True, help="the pocld_intel fixture's state")
+    ap.add_argument("--run-remote", required=True)
+    ap.add_argument("--exceptions", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--full", action="store_true", help="the whole suite, not the subset")
+    ap.add_argument("--timeout", type=int, default=120, help="per test (pytest-timeout)")
+    ap.add_argument("--budget", type=int, default=300, help="per run, seconds")
+    args = ap.parse_args()
+
+    pkg = args.package
+    suite = Suite("clients/%s%s" % (pkg, "_full" if args.full else ""), "Intel's runtime", norm)
+    python = os.path.join(args.venv, "bin", "python")
+    site = None
+    if os.access(python, os.X_OK):
+        site = subprocess.run([python, "-c", "import %s, os; print(os.path.dirname("
+                               "os.path.dirname(%s.__file__)))" % (pkg, pkg)],
+                              capture_output=True, text=True).stdout.strip()
+    if not site or not os.path.isdir(os.path.join(site, pkg, "tests")):
+        suite.log("SKIP: %s is not installed in %s (tools/setup.sh runs "
+                  "tests/clients/setup_sycl.sh, which needs PyPI)" % (pkg, args.venv))
+        return 77
+    if not os.path.isfile(os.path.join(args.vendors, "intel-cpu.icd")):
+        suite.log("SKIP: no %s/intel-cpu.icd (tests/clients/setup_clients.sh writes it)"
+                  % args.vendors)
+        return 77
+    if args.full and os.environ.get("CLIENTS_SYCL_FULL") != "1":
+        suite.log("SKIP: the whole suite runs only with CLIENTS_SYCL_FULL=1 "
+                  "(doc/clients.md, SYCL)")
+        return 77
+
+    if args.full:
+        targets = [os.path.join(site, pkg, "tests")]
+    else:
+        subset = read_rows(args.exceptions, "%s: the CI subset" % pkg, (pkg + "/",))
+        if not subset:
+            suite.log("FAIL: no table '%s: the CI subset' in %s" % (pkg, args.exceptions))
+            return 1
+        targets = [os.path.join(site, t) for t in sorted(subset)]
+    rows = read_rows(args.exceptions, "%s: tests that differ" % pkg, (pkg + "/",))
+    deselect = [t for t, (_, d) in rows.items() if d]
+    os.makedirs(args.work, exist_ok=True)
+
+    # --rootdir: ids relative to site-packages (dpnp/tests/test_x.py::...), the form of
+    # doc/clients.md's rows and of dpnp's own skip lists.
+    # -v: the log names each test as it starts (pytest_compare.Resuming); --capture=sys:
+    # what the runtime prints on fd 2 as it aborts the process reaches the log;
+    # --continue-on-collection-errors: a module whose set-up fails (dpnp's test_copy.py
+    # computes at import) counts as an error, and the others still run;
+    # --timeout-method=thread: a test that hangs in a runtime's wait (where no signal
+    # reaches Python) ends the process after its timeout, and the run goes on as
+    # after a crash.
+    pytest = [python, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rfEs", "--capture=sys",
+              "--continue-on-collection-errors",
+              "--timeout=%d" % args.timeout, "--timeout-method=thread",
+              "-o", "junit_family=xunit1",
+              "--rootdir=" + site]
+    # PYTHONPATH: pytest_deselect_file.py, the plugin that leaves tests out.
+    here = os.path.dirname(os.path.abspath(__file__))
+    base = dict(os.environ, ONEAPI_DEVICE_SELECTOR="*:cpu", PYTHONDONTWRITEBYTECODE="1",
+                PYTHONPATH=here + (os.pathsep + os.environ["PYTHONPATH"]
+                                   if os.environ.get("PYTHONPATH") else ""))
+    for var in ("SYCL_DEVICE_FILTER", "POCL_REMOTE0_PARAMETERS", "POCL_DEVICES"):
+        base.pop(var, None)
+    env_local = dict(base, OCL_ICD_VENDORS=os.path.abspath(args.vendors))
+    env_remote = dict(base)
+
+    runs = {"local": (pytest + targets, env_local),
+            "remote": ([args.run_remote, args.state, args.build] + pytest + targets, env_remote)}
+    # Ids in the log are relative to the working directory; from site-packages on, as
+    # the rootdir makes them in the JUnit file.
+    resuming = Resuming(suite, lambda path: norm(path[path.rfind("site-packages/") + 14:]
+                                                 if "site-packages/" in path else path))
+    results, failures = resuming.run(runs, deselect, args.budget, args.work)
+    for f in failures:
+        suite.log("FAIL: " + f)
+    # Compared even after such a failure: the tests it cost are counted and named.
+    rc = suite.compare(results["local"], results["remote"], rows)
+    return 1 if failures else rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
