@@ -28,15 +28,16 @@ shift
 #    client (il_programs_thin runs the same checks with the sanitized client);
 #  pocld_help, dlopen_driver, driver_entry_point: run only the normal build's binaries;
 #  fuzz_decode, fuzz_params: libFuzzer with ASan+UBSan on their own;
-#  svm: the client maps its SVM memory at the addresses the server's allocations have, and
-#    in two sanitized processes those lie where both sanitizers keep their own heap and
-#    shadow (clSVMAlloc then fails); hostile_mem still sends SVM requests to the sanitized
-#    pocld.
+#  svm, usm: the client maps its SVM memory (and USM host and shared allocations, which
+#    are SVM on pthread) at the addresses the server's allocations have, and in two
+#    sanitized processes those lie where both sanitizers keep their own heap and shadow
+#    (the allocation then fails); hostile_mem still sends SVM and USM requests to the
+#    sanitized pocld, and usm_intel (Intel's native USM) runs.
 #  under tsan, those over Intel's OpenCL CPU runtime (pocld_intel): uninstrumented, with
 #    its own libc++ and TBB, whose synchronisation ThreadSanitizer does not see (it reported
 #    the runtime's worker threads' copies and mutexes as races), and slowed past the checks'
 #    watchdogs; ASan runs them.
-exclude='remote/(upstream_via_remote|vecadd_mixed|error_codes|clinfo_output|il_programs|pocld_help|dlopen_driver|driver_entry_point|fuzz_decode|fuzz_params|svm)$'
+exclude='remote/(upstream_via_remote|vecadd_mixed|error_codes|clinfo_output|il_programs|pocld_help|dlopen_driver|driver_entry_point|fuzz_decode|fuzz_params|svm|usm)$'
 if [[ $mode == tsan ]]; then
   exclude="$exclude|remote/(pocld_intel_start|pocld_intel_stop|.*_intel|.*_intel_local)\$"
 fi
