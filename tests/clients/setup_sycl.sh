@@ -33,18 +33,10 @@ rm -f "$stamp"
 log=$root/logs/setup_sycl.log
 mkdir -p "$(dirname "$log")"
 : >"$log"
-# A step's output into the log; on failure, the log's last lines and a non-zero exit.
-logged() {
-  echo "# $*" >>"$log"
-  if ! "$@" >>"$log" 2>&1; then
-    tail -n 40 "$log" >&2
-    echo "setup_sycl.sh: FAILED: $(basename "$1") ${2:-} (log: $log)" >&2
-    exit 1
-  fi
-}
-# Debian's python3, as in setup_clients.sh: the pinned cp311 wheels fit it.
-py=/usr/bin/python3
-[[ -x $py ]] || py=$(command -v python3)
+name=setup_sycl.sh
+# shellcheck source=venv_util.sh
+source "$(dirname "${BASH_SOURCE[0]}")/venv_util.sh"
+py=$(debian_python)
 echo "setup_sycl.sh: creating $venv with $($py --version) (log: $log)"
 rm -rf "$venv"
 logged "$py" -m venv "$venv"
