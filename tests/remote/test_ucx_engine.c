@@ -6,8 +6,10 @@
    from registered memory), the child receives each under its tag and
    checks every byte, then 64 MiB once more in 1 MiB pieces all in flight,
    told piece by piece in order; a receive of a larger message than its buffer,
-   and one whose message never comes, fail within their time limits instead of
-   hanging.  Prints "ucx_engine: PASS" or the failure.  */
+   one whose message never comes, and pieces sent that the other end never
+   receives (a send cannot be cancelled: its endpoint is closed under it) fail
+   within their time limits instead of hanging.  Prints "ucx_engine: PASS" or
+   the failure.  */
 
 #include "pocl_remote_ucx.h"
 
@@ -174,14 +176,32 @@ main (void)
                                 64, 20000)
           != 0)
         return fail ("the oversized send");
+      /* 16 MiB in pieces that the child, alive, never receives.  */
+      struct timespec t0, t1;
+      clock_gettime (CLOCK_MONOTONIC, &t0);
+      if (pocl_remote_ucx_send_pieces (ep, SECRET, 2000, buf, 16u << 20,
+                                       4u << 20, 500, NULL)
+          == 0)
+        return fail ("pieces that nobody received were sent");
+      clock_gettime (CLOCK_MONOTONIC, &t1);
+      double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+      char done = 'd';
+      if (io_all (fd, &done, 1, 1))
+        return fail ("telling the child");
+      if (s > 5)
+        return fail ("the unreceived send was not bounded by its limit");
+      if (pocl_remote_ucx_send (ep, pocl_remote_ucx_tag (SECRET, 80, 0), buf,
+                                4, 500)
+          == 0)
+        return fail ("a send on the endpoint closed under a timed-out send");
       int status = 1;
       if (waitpid (pid, &status, 0) != pid || !WIFEXITED (status)
           || WEXITSTATUS (status) != 0)
         return fail ("the receiving process failed");
       pocl_remote_ucx_disconnect (ep);
       printf ("ucx_engine: PASS: %u payloads of 4 B to 64 MiB bit-exact, "
-              "64 MiB in 1 MiB pieces in order, oversized and missing "
-              "messages refused in time\n",
+              "64 MiB in 1 MiB pieces in order, oversized, missing and "
+              "unreceived messages refused in time\n",
               count);
       return 0;
     }
@@ -200,6 +220,9 @@ main (void)
   double s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
   if (s < 0.4 || s > 5)
     return fail ("the missing message's wait was not bounded by its limit");
+  char done = 0;
+  if (io_all (fd, &done, 1, 0) || done != 'd')
+    return fail ("the parent's unreceived send");
   pocl_remote_ucx_disconnect (ep);
   return 0;
 }

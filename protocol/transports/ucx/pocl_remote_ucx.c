@@ -346,13 +346,36 @@ idle (uint64_t since, uint64_t *nap)
     *nap *= 2;
 }
 
+static void close_under (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep);
+static uint64_t deadline_of (int timeout_ms);
+
+/* Progresses a cancelled request, or a send whose endpoint was closed under
+   it, until UCX ends it, then frees it.  UCX's shared-memory transports do
+   not end a send that the other end never matched when its endpoint is
+   closed: at `until` it is given back to UCX, which frees it when it
+   ends.  The endpoint being closed, UCX moves no more of its data;
+   a peer that reads it in place (cma) gets an error once it is freed.  */
+#define UCX_END_WAIT_NS 1000000000ull
+static void
+end_request (pocl_remote_ucx *u, void *req, uint64_t until)
+{
+  while (lib.request_check_status (req) == UCS_INPROGRESS
+         && now_ns () < until)
+    lib.worker_progress (u->worker);
+  lib.request_free (req);
+}
+
 /* Progresses until req completes or the deadline (0: none) passes, then
    frees it: its status, UCS_ERR_TIMED_OUT if it was ended for the time.
-   test: how to ask the request (recv: ucp_tag_recv_request_test, for its
-   length in *info); NULL: ucp_request_check_status.  */
+   info: a receive's (ucp_tag_recv_request_test, for its length in *info);
+   NULL: a send on send_ep, or a close (send_ep NULL).  A request ended for
+   the time must be complete before it is freed, its buffer being the
+   caller's: a receive is cancelled; a send cannot be, so its endpoint is
+   closed under it first (end_request).  */
 static ucs_status_t
 wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
-              ucp_tag_recv_info_t *info, const int *abort)
+              ucp_tag_recv_info_t *info, pocl_remote_ucx_ep *send_ep,
+              const int *abort)
 {
   if (req == NULL)
     return UCS_OK;
@@ -373,16 +396,36 @@ wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
       if ((deadline != 0 && now_ns () >= deadline)
           || (abort != NULL && __atomic_load_n (abort, __ATOMIC_ACQUIRE)))
         {
-          lib.request_cancel (u->worker, req);
-          while (lib.request_check_status (req) == UCS_INPROGRESS)
-            lib.worker_progress (u->worker);
-          lib.request_free (req);
+          if (info != NULL)
+            lib.request_cancel (u->worker, req);
+          else if (send_ep != NULL)
+            close_under (u, send_ep);
+          end_request (u, req, now_ns () + UCX_END_WAIT_NS);
           return UCS_ERR_TIMED_OUT;
         }
       idle (start, &nap);
     }
   lib.request_free (req);
   return st;
+}
+
+/* Fails ep and closes its UCX endpoint at once (once: later calls find it
+   closed), which ends the sends still in flight on it.  */
+static void
+close_under (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep)
+{
+  __atomic_store_n (&ep->failed, 1, __ATOMIC_RELEASE);
+  if (ep->also_failed != NULL)
+    __atomic_store_n (ep->also_failed, 1, __ATOMIC_RELEASE);
+  if (ep->ep == NULL)
+    return;
+  ucp_request_param_t rp;
+  memset (&rp, 0, sizeof (rp));
+  rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  void *req = lib.ep_close_nbx (ep->ep, &rp);
+  ep->ep = NULL;
+  wait_request (u, req, deadline_of (1000), NULL, NULL, NULL);
 }
 
 static uint64_t
@@ -430,7 +473,7 @@ pocl_remote_ucx_send (pocl_remote_ucx_ep *ep, uint64_t tag, const void *p,
   op_params (ep->u, &rp, p, n);
   void *req = lib.tag_send_nbx (ep->ep, p, n, tag, &rp);
   ucs_status_t st
-      = wait_request (ep->u, req, deadline_of (timeout_ms), NULL, NULL);
+      = wait_request (ep->u, req, deadline_of (timeout_ms), NULL, ep, NULL);
   if (st != UCS_OK)
     {
       log_status ("send", st);
@@ -452,7 +495,7 @@ pocl_remote_ucx_recv (pocl_remote_ucx *u, uint64_t tag, void *p, size_t n,
   void *req = lib.tag_recv_nbx (u->worker, p, n, tag, ~(ucp_tag_t)0, &rp);
   /* A receive completed at once has its length in info already.  */
   ucs_status_t st
-      = wait_request (u, req, deadline_of (timeout_ms), &info, NULL);
+      = wait_request (u, req, deadline_of (timeout_ms), &info, NULL, NULL);
   if (st != UCS_OK)
     {
       log_status ("receive", st);
@@ -470,16 +513,8 @@ end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
               uint64_t first, uint64_t last)
 {
   if (ep != NULL && first < last)
-    {
-      __atomic_store_n (&ep->failed, 1, __ATOMIC_RELEASE);
-      ucp_request_param_t rp;
-      memset (&rp, 0, sizeof (rp));
-      rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      wait_request (u, lib.ep_close_nbx (ep->ep, &rp), deadline_of (1000),
-                    NULL, NULL);
-      ep->ep = NULL;
-    }
+    close_under (u, ep);
+  const uint64_t until = now_ns () + UCX_END_WAIT_NS;
   for (uint64_t k = first; k < last; ++k)
     {
       void *req = ring[k % UCX_PIECES_IN_FLIGHT];
@@ -487,9 +522,7 @@ end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
         continue;
       if (ep == NULL)
         lib.request_cancel (u->worker, req);
-      while (lib.request_check_status (req) == UCS_INPROGRESS)
-        lib.worker_progress (u->worker);
-      lib.request_free (req);
+      end_request (u, req, until);
     }
 }
 
@@ -531,7 +564,7 @@ move_pieces (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, uint64_t secret,
       ucs_status_t st = wait_request (
           u, req, deadline_of (timeout_ms),
           ep == NULL && req != NULL && !UCS_PTR_IS_ERR (req) ? &info : NULL,
-          abort);
+          ep, abort);
       uint64_t off = done * piece, len = n - off < piece ? n - off : piece;
       if (st == UCS_OK && ep == NULL && req != NULL && info.length != len)
         st = UCS_ERR_MESSAGE_TRUNCATED;
@@ -628,6 +661,6 @@ pocl_remote_ucx_disconnect (pocl_remote_ucx_ep *ep)
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
   void *req = lib.ep_close_nbx (ep->ep, &rp);
-  wait_request (ep->u, req, deadline_of (1000), NULL, NULL);
+  wait_request (ep->u, req, deadline_of (1000), NULL, NULL, NULL);
   free (ep);
 }
