@@ -28,6 +28,8 @@ On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_E
   sycl-dpnp [N [REPS]]          dpnp (Intel's SYCL runtime): arange, 3x + 1 and a sum over N
                                 floats, a max and a count, natively on Intel's OpenCL CPU
                                 runtime and through remote over it
+  sycl [N [REPS]]               the SYCL figures in one run: sycl-dpnp, then overhead's
+                                parts events (the out-of-order chain) and cmdbuf
   usm [ITERATIONS]              usm_bench: a kernel launch on USM device, host and shared
                                 allocations of 4 KiB to 16 MiB (pthread: on SVM natively)
   matmul [N]                    examples/remote/matmul on one and two remote devices
@@ -67,7 +69,7 @@ EOF
 sub=${1:-help}
 shift || true
 case $sub in
-  summary | overhead | usm | chain | sycl-chain | sycl-dpnp | matmul | reconnect | security | transports | pointcloud | all | ab)
+  summary | overhead | usm | chain | sycl | sycl-chain | sycl-dpnp | matmul | reconnect | security | transports | pointcloud | all | ab)
     group=local ;;
   gpu | gpu-overhead | gpu-matmul | gpu-multi | gpu-transports | gpu-custom)
     group=gpu ;;

@@ -84,7 +84,9 @@ export RUN_REMOTE_PRELOAD=$preload
 
 echo "sanitize.sh: $mode: remote tests with $POCLD_FIXTURE_BINARY and $RUN_REMOTE_VENDORS"
 rc=0
-(cd "$bdir" && ctest --output-on-failure -j"$(nproc)" --timeout 900 -L remote -E "$exclude" "$@") \
+# Twice the cores, as tools/test.sh: most remote tests wait on sockets and servers.
+(cd "$bdir" && ctest --output-on-failure -j"$(( 2 * $(nproc) ))" --timeout 900 -L remote \
+  -E "$exclude" "$@") \
   2>&1 | tee "$work/ctest.log" || rc=$?
 
 reports=$(find "$work/reports" -type f | sort)

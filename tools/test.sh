@@ -34,12 +34,22 @@ if [[ $run_sanitizers == 1 ]]; then
   bg_builds=$!
 fi
 
-# ctest output is also kept in a log, to repeat its summary line at the very end.
+# How the tests share the cores: many of them wait on sockets, timers and servers, so
+# ctest runs twice as many tests as there are cores. The suites that keep cores busy
+# themselves (the CTS, the client suites, upstream's suite through remote) name the
+# cores they use in RESOURCE_GROUPS "cpu:N"; the resource file below lets such suites
+# claim at most twice the cores at once, so that two of them run side by side from the
+# start while the small tests fill the gaps (tools/README.md, "The test loop").
 mkdir -p "$build_root"
+jobs=$(( 2 * $(nproc) ))
+resources=$build_root/ctest-resources.json
+printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpu": [{"id": "0", "slots": %d}]}]}\n' \
+  "$jobs" >"$resources"
+# ctest output is also kept in a log, to repeat its summary line at the very end.
 log=$build_root/ctest.log
 rc=0
-(cd "$bdir" && ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@") 2>&1 | tee "$log" \
-  || rc=$?
+(cd "$bdir" && ctest --output-on-failure -j"$jobs" --resource-spec-file "$resources" \
+  --timeout 600 "$@") 2>&1 | tee "$log" || rc=$?
 # The background builds' status does not matter here: sanitize.sh builds again
 # (incrementally) and reports a failure itself.
 [[ -z $bg_builds ]] || wait "$bg_builds" || true

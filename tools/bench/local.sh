@@ -303,6 +303,15 @@ cmd_pointcloud() {
   done
 }
 
+# sycl [N [REPS]]: the three figures of SYCL applications in one run: dpnp's
+# workloads (sycl-dpnp, Intel's runtime), then the out-of-order event chain and the
+# 100-kernel command buffer (overhead's parts events and cmdbuf, pthread).
+cmd_sycl() {
+  "$self" sycl-dpnp "$@"
+  echo
+  "$self" overhead events cmdbuf
+}
+
 # all [ITERATIONS [MATMUL_N]]
 cmd_all() {
   local iters=${1:-2000}
