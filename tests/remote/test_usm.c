@@ -4,8 +4,9 @@
    between host, device and shared allocations and the application's
    memory, fills of every pattern size and memset, a kernel on USM pointer
    arguments, a kernel that follows pointers stored in USM memory (indirect
-   access), migrations and advice, free and blocking free, and the errors
-   of bad arguments.  "local" runs the same checks on the first device that
+   access), migrations and advice, free and blocking free, copies that wait
+   for a user event ahead of a barrier on an out-of-order queue, and the
+   errors of bad arguments.  "local" runs the same checks on the first device that
    is not remote (Intel's OpenCL CPU runtime: remote/usm_intel_local), so
    that local and remote give the same answers; "no-usm-local", on a device
    without USM (PoCL's pthread), checks that it has none and that the
@@ -509,6 +510,52 @@ test_free (void)
   CHECK (mem_free (ctx, a));
 }
 
+/* As SYCL submits: on an out-of-order queue, a copy waiting for a user
+   event, a copy back waiting for it, and a barrier after both, all before
+   the user event is set, while a shared allocation is live (copies then
+   leave the client once their dependencies are done).  Everything
+   completes, exact: a barrier that reached the server before the copies
+   it waited for was enqueued ahead of them, and each waited for the other
+   (dpctl's test_sycl_timer).  */
+static void
+test_held_before_barrier (void)
+{
+  cl_int err = CL_SUCCESS;
+  const size_t bytes = N * sizeof (uint32_t);
+  cl_command_queue oq = clCreateCommandQueue (
+      ctx, dev,
+      CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE,
+      &err);
+  CHECK_ERR (err, "clCreateCommandQueue (out of order)");
+  uint32_t *sh = alloc (CL_MEM_TYPE_SHARED_INTEL, 64, NULL);
+  uint32_t *d = alloc (CL_MEM_TYPE_DEVICE_INTEL, bytes, NULL);
+  uint32_t *src = malloc (bytes), *dst = calloc (N, sizeof (uint32_t));
+  if (src == NULL || dst == NULL)
+    fail ("out of memory");
+  fill_pattern (src, N, 5);
+  cl_event u = clCreateUserEvent (ctx, &err);
+  CHECK_ERR (err, "clCreateUserEvent");
+  cl_event e[3];
+  CHECK (mem_copy (oq, CL_FALSE, d, src, bytes, 1, &u, &e[0]));
+  CHECK (mem_copy (oq, CL_FALSE, dst, d, bytes, 1, &e[0], &e[1]));
+  CHECK (clEnqueueBarrierWithWaitList (oq, 0, NULL, &e[2]));
+  CHECK (clSetUserEventStatus (u, CL_COMPLETE));
+  CHECK (clWaitForEvents (1, &e[2]));
+  CHECK (clFinish (oq));
+  for (size_t i = 0; i < N; ++i)
+    if (dst[i] != src[i])
+      fail ("the copy back before the barrier: word %zu is %#x, not %#x", i,
+            dst[i], src[i]);
+  for (int i = 0; i < 3; ++i)
+    CHECK (clReleaseEvent (e[i]));
+  CHECK (clReleaseEvent (u));
+  CHECK (mem_free (ctx, d));
+  CHECK (mem_free (ctx, sh));
+  CHECK (clReleaseCommandQueue (oq));
+  free (src);
+  free (dst);
+}
+
 #define EXPECT_ERR(call, want)                                                \
   do                                                                          \
     {                                                                         \
@@ -634,6 +681,7 @@ main (int argc, char **argv)
   run_sub ("a kernel following pointers in USM memory", test_indirect, 120);
   run_sub ("migrate and advise", test_migrate_advise, 60);
   run_sub ("free and blocking free", test_free, 120);
+  run_sub ("copies held before a barrier", test_held_before_barrier, 60);
   run_sub ("bad arguments", test_bad_arguments, 60);
   if (sub_hung)
     return sub_finish ("");

@@ -192,6 +192,27 @@ local_noop (_cl_command_node *node, cl_event e)
   return 1;
 }
 
+/* Whether a dependency is a command of this driver that has not left the
+   client yet (held: below).  A command waiting for it must not leave
+   before it: the server would enqueue the two in the order they arrive,
+   and a barrier of an out-of-order queue, enqueued first, would hold back
+   the command it waits for.  Called with the event locked.  */
+static int
+waits_for_held (cl_event e)
+{
+  event_node *n;
+  LL_FOREACH (e->wait_list, n)
+  {
+    cl_event dep = n->event;
+    remote_event *dre = (remote_event *)dep->data;
+    if (dep->queue != NULL && dep->queue->device->ops == e->queue->device->ops
+        && dre != NULL && !dre->local
+        && !__atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE))
+      return 1;
+  }
+  return 0;
+}
+
 /* A command is running, as far as the client can know, once the server has
    it and every dependency is done: then nothing but the server's queue
    holds it back.  Derived here, at no cost on the command path, so that
@@ -286,11 +307,12 @@ pocl_remote_submit (_cl_command_node *node, cl_command_queue cq)
      when they are sent: with dependencies pending (an export from another
      device still on its way) they leave from pocl_remote_notify_dep.  So
      do kernels and SVM copies that carry fine-grained SVM memory, which a
-     dependency may still bring up to date.  */
+     dependency may still bring up to date, and whatever waits for a
+     command held so.  */
   if (e->wait_list != NULL
       && ((node->type == CL_COMMAND_MIGRATE_MEM_OBJECTS
            && node->command.migrate.type == ENQUEUE_MIGRATE_TYPE_H2D)
-          || pocl_remote_svm_holds_back (node)))
+          || pocl_remote_svm_holds_back (node) || waits_for_held (e)))
     {
       re->held = node;
       POCL_UNLOCK_OBJ (e);
