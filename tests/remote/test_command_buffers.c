@@ -54,6 +54,20 @@ load_functions (void)
                           NULL));
   if (strstr (ext, "cl_khr_command_buffer") == NULL)
     fail ("the device does not list cl_khr_command_buffer: %s", ext);
+  /* The version this test's API is (the provisional 0.9), not the server's
+     device's: through remote, PoCL's core records the buffers.  */
+  cl_name_version nv[256];
+  size_t nv_size = 0;
+  CHECK (clGetDeviceInfo (dev, CL_DEVICE_EXTENSIONS_WITH_VERSION, sizeof (nv),
+                          nv, &nv_size));
+  cl_version cb_version = 0;
+  for (size_t i = 0; i < nv_size / sizeof (nv[0]); ++i)
+    if (strcmp (nv[i].name, "cl_khr_command_buffer") == 0)
+      cb_version = nv[i].version;
+  if (CL_VERSION_MAJOR (cb_version) != 0 || CL_VERSION_MINOR (cb_version) != 9)
+    fail ("cl_khr_command_buffer's version is %u.%u.%u, not 0.9",
+          CL_VERSION_MAJOR (cb_version), CL_VERSION_MINOR (cb_version),
+          CL_VERSION_PATCH (cb_version));
 #define GET(var, name)                                                        \
   var = (name##_fn)clGetExtensionFunctionAddressForPlatform (p, #name);       \
   if (var == NULL)                                                            \

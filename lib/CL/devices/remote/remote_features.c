@@ -49,10 +49,11 @@ static const char *const served_extensions[] = {
   /* API in PoCL's core or this driver; SPIR binaries travel as any binary,
      and the server's device builds them (cl_khr_il_program too, where the
      remote device serves SPIR-V, and cl_intel_unified_shared_memory where
-     it serves USM: pocl_remote_extension_served's `served`) */
+     it serves USM: pocl_remote_extension_served's `served`;
+     cl_khr_command_buffer at the version of PoCL's core, whatever the
+     server's: remote_devinfo.c adds it) */
   "cl_khr_icd",
   "cl_khr_spir",
-  "cl_khr_command_buffer",
   "cl_pocl_content_size",
 };
 
