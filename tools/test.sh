@@ -34,21 +34,23 @@ if [[ $run_sanitizers == 1 ]]; then
   bg_builds=$!
 fi
 
-# How the tests share the cores: many of them wait on sockets, timers and servers, so
-# ctest runs twice as many tests as there are cores. The suites that keep cores busy
-# themselves (the CTS, the client suites, upstream's suite through remote) name the
-# cores they use in RESOURCE_GROUPS "cpu:N"; the resource file below lets such suites
-# claim at most twice the cores at once, so that two of them run side by side from the
-# start while the small tests fill the gaps (tools/README.md, "The test loop").
+# How the tests share the cores. The suites that keep cores busy themselves (the CTS,
+# the client suites, upstream's suite through remote) name the cores they use in
+# RESOURCE_GROUPS "cpu:N", and the resource file lets them claim twice the cores at
+# once; the many small tests, which mostly wait on sockets, timers and servers, fill
+# the other job slots. The longest suites start first, in the order of their COST
+# properties: CTest's record of earlier runs' times would override those, and it
+# depends on what ran beside them (tools/README.md, "The test loop").
 mkdir -p "$build_root"
-jobs=$(( 2 * $(nproc) ))
+cores=$(nproc)
 resources=$build_root/ctest-resources.json
 printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpu": [{"id": "0", "slots": %d}]}]}\n' \
-  "$jobs" >"$resources"
+  "$(( 2 * cores ))" >"$resources"
+rm -f "$bdir/Testing/Temporary/CTestCostData.txt"
 # ctest output is also kept in a log, to repeat its summary line at the very end.
 log=$build_root/ctest.log
 rc=0
-(cd "$bdir" && ctest --output-on-failure -j"$jobs" --resource-spec-file "$resources" \
+(cd "$bdir" && ctest --output-on-failure -j"$(( 3 * cores ))" --resource-spec-file "$resources" \
   --timeout 600 "$@") 2>&1 | tee "$log" || rc=$?
 # The background builds' status does not matter here: sanitize.sh builds again
 # (incrementally) and reports a failure itself.
