@@ -2,13 +2,15 @@
 """Run PoCL's upstream test suite a second time, through the remote driver.
 
 Two nested ctest runs over the same build tree, in this order:
-  1. on the local pthread device (POCL_DEVICES=pthread): the baseline,
+  1. on the local pthread device (POCL_DEVICES=pthread): upstream's suite itself, which
+     tools/test.sh leaves out of its own ctest run so that it runs once; any test that
+     fails here fails this test;
   2. through the remote driver against the fixture's pocld (run_remote.sh sets
      POCL_DEVICES=remote and POCL_REMOTE0_PARAMETERS).
-Both exclude our own tests (labels "remote", "clients" and "cts"), so this test never recurses
-and never starts a second fixture on the same state file, and both skip
-the upstream tests that pin POCL_DEVICES in their ENVIRONMENT property (they would run
-on that local device either way, so they say nothing about the remote driver).
+Both exclude our own tests (labels "remote", "clients", "cts" and "package"), so this test
+never recurses and never starts a second fixture on the same state file. The remote run
+skips the upstream tests that pin POCL_DEVICES in their ENVIRONMENT property (they would
+run on that local device either way, so they say nothing about the remote driver).
 
 A test that passes on pthread but not through remote fails this test unless its exact
 name is the first column of a row in the exceptions file (doc/remote-test-exceptions.md)
@@ -216,7 +218,7 @@ def main():
 
     tests = list_tests(args.ctest, pth, env)
     ours = sorted(n for n, (labels, _) in tests.items()
-                  if {"remote", "clients", "cts"} & set(labels))
+                  if {"remote", "clients", "cts", "package"} & set(labels))
     pinned = sorted(n for n, (labels, environ) in tests.items()
                     if n not in ours
                     and any(e.startswith("POCL_DEVICES=") for e in environ))
@@ -237,13 +239,13 @@ def main():
                                for n in sorted(names))] if names else []
 
     # -LE: never run our own tests (this one included); -E: the pinned ones, exactly.
-    common = [args.ctest, "-LE", "^(remote|clients|cts)$", "-j%d" % args.jobs,
+    common = [args.ctest, "-LE", "^(remote|clients|cts|package)$", "-j%d" % args.jobs,
               "--timeout", str(args.timeout), "--no-tests=error"]
 
-    # 1. Baseline on the local pthread device.
+    # 1. Upstream's suite on the local pthread device, the pinned tests too.
     env_p = dict(env, POCL_DEVICES="pthread")
     env_p.pop("POCL_REMOTE0_PARAMETERS", None)
-    run_ctest(common + exclude(pinned)
+    run_ctest(common
               + ["--output-junit", os.path.join(work, "pthread.xml")], pth,
               env_p, args.budget, os.path.join(work, "pthread.log"))
     # 2. The same tests through the remote driver and the fixture's pocld.
@@ -256,7 +258,7 @@ def main():
 
     res_p = read_junit(os.path.join(work, "pthread.xml"), os.path.join(work, "pthread.log"))
     res_r = read_junit(os.path.join(work, "remote.xml"), os.path.join(work, "remote.log"))
-    for name in upstream:  # a test missing from a report (killed run) did not pass
+    for name in upstream + pinned:  # missing from a report (killed run): did not pass
         res_p.setdefault(name, "not-run")
         res_r.setdefault(name, "skipped-by-list" if name in skip else "not-run")
     write_results(os.path.join(work, "pthread.results"), res_p)
@@ -270,6 +272,7 @@ def main():
     stale = sorted(n for n in exceptions if n in passed_r)
     unknown = sorted(n for n in exceptions if n not in tests)
     gained = sorted(passed_r - passed_p)
+    failed_p = sorted(n for n in upstream + pinned if res_p[n] not in ("passed", "skipped"))
 
     lines = []
     for n in documented:
@@ -285,6 +288,8 @@ def main():
         lines.append("note: passes via remote but not on pthread (%s): %s" % (res_p[n], n))
     for n in undocumented:
         lines.append("REGRESSION (%s via remote, passed on pthread): %s" % (res_r[n], n))
+    for n in failed_p:
+        lines.append("FAILED on pthread (%s), upstream's suite: %s" % (res_p[n], n))
     lines.append("pthread: %d passed, remote: %d passed, %d documented exceptions"
                  % (len(passed_p), len(passed_r), len(documented)))
     if undocumented:
@@ -292,13 +297,16 @@ def main():
                      % (len(undocumented), args.exceptions))
     elif not passed_p:
         lines.append("FAIL: nothing passed on pthread, so the comparison means nothing")
+    if failed_p:
+        lines.append("FAIL: %d of upstream's tests fail on pthread (log: %s)"
+                     % (len(failed_p), os.path.join(work, "pthread.log")))
     with open(os.path.join(work, "summary.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     for line in lines:
         log(line)
     if undocumented:
         log("nested remote ctest log: %s" % os.path.join(work, "remote.log"))
-    return 1 if undocumented or not passed_p else 0
+    return 1 if undocumented or failed_p or not passed_p else 0
 
 
 if __name__ == "__main__":
