@@ -34,26 +34,19 @@ if [[ $run_sanitizers == 1 ]]; then
   bg_builds=$!
 fi
 
-# How the tests share the cores. The suites that keep cores busy themselves (the CTS,
-# the client suites, upstream's suite through remote) name the cores they use in
-# RESOURCE_GROUPS "cpu:N", and the resource file lets them claim twice the cores at
-# once; the many small tests, which mostly wait on sockets, timers and servers, fill
-# the other job slots. The longest suites start first, in the order of their COST
-# properties: CTest's record of earlier runs' times would override those, and it
-# depends on what ran beside them (tools/README.md, "The test loop").
+# How the tests share the cores: many tests wait on sockets, timers and servers, so ctest
+# runs twice as many at once as there are cores. The suites that keep two cores busy
+# themselves (the CTS, the client suites, upstream's suite through remote) say so with
+# PROCESSORS 2 (tools/README.md, "The test loop").
 mkdir -p "$build_root"
 cores=$(nproc)
-resources=$build_root/ctest-resources.json
-printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpu": [{"id": "0", "slots": %d}]}]}\n' \
-  "$(( 2 * cores ))" >"$resources"
-rm -f "$bdir/Testing/Temporary/CTestCostData.txt"
 # ctest output is also kept in a log, to repeat its summary line at the very end.
 log=$build_root/ctest.log
 rc=0
 # -R: our tests. Upstream's suite runs on pthread inside remote/upstream_via_remote, which
 # fails when a test fails there, before it runs the suite again through remote.
-(cd "$bdir" && ctest --output-on-failure -j"$(( 3 * cores ))" --resource-spec-file "$resources" \
-  --timeout 600 -R '^(remote|clients|cts|package)/' "$@") 2>&1 | tee "$log" || rc=$?
+(cd "$bdir" && ctest --output-on-failure -j"$(( 2 * cores ))" --timeout 600 \
+  -R '^(remote|clients|cts|package)/' "$@") 2>&1 | tee "$log" || rc=$?
 # The background builds' status does not matter here: sanitize.sh builds again
 # (incrementally) and reports a failure itself.
 [[ -z $bg_builds ]] || wait "$bg_builds" || true

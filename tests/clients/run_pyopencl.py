@@ -2,7 +2,7 @@
 """clients/pyopencl: pyopencl's own test suite through the remote device.
 
 Two pytest runs of the suite (the sdist's test/ directory, set up by setup_clients.sh),
-one after the other, each in its own process group:
+at once, each in its own process group:
   local:  POCL_DEVICES=pthread, this build's libpocl (OCL_ICD_VENDORS),
   remote: through run_remote.sh, i.e. POCL_DEVICES=remote against the fixture's pocld,
 which serves that same pthread device. pyopencl's tests take every device of every
@@ -19,7 +19,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 from pytest_compare import Suite, listed, read_rows
 
@@ -43,7 +42,7 @@ def main():
     ap.add_argument("--exceptions", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--timeout", type=int, default=300, help="per test (pytest-timeout)")
-    ap.add_argument("--budget", type=int, default=1500, help="both runs, seconds")
+    ap.add_argument("--budget", type=int, default=1500, help="per run, seconds")
     args = ap.parse_args()
 
     suite = Suite("clients/pyopencl", "pthread", norm_nodeid)
@@ -74,8 +73,7 @@ def main():
     env_local.pop("POCL_REMOTE0_PARAMETERS", None)
     env_remote = dict(base, XDG_CACHE_HOME=os.path.join(args.work, "cache-remote"))
 
-    results, failures = {}, []
-    deadline = time.monotonic() + args.budget
+    runs = {}
     testdir = os.path.join(os.path.abspath(args.tests), "test")
     for label, prefix, env in (("local", [], env_local),
                                ("remote", [args.run_remote, args.state, args.build], env_remote)):
@@ -92,14 +90,10 @@ def main():
             for nodeid in ids.splitlines():
                 if "::" in nodeid and listed(norm_nodeid(nodeid), deselect):
                     argv += ["--deselect", nodeid]
-        # One run after the other: the remote run's builds then find the local run's in
-        # PoCL's kernel cache. At once, both compiled every kernel, in step.
         proc, out = suite.start(label, argv + [testdir], env, args.work)
-        got, failed = suite.wait({label: (proc, out, junit)},
-                                 max(1, deadline - time.monotonic()), args.work)
-        results.update(got)
-        failures += failed
+        runs[label] = (proc, out, junit)
 
+    results, failures = suite.wait(runs, args.budget, args.work)
     if failures:
         for f in failures:
             suite.log("FAIL: " + f)
