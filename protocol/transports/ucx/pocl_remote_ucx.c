@@ -346,7 +346,7 @@ idle (uint64_t since, uint64_t *nap)
     *nap *= 2;
 }
 
-static void close_under (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep);
+static void close_under (pocl_remote_ucx_ep *ep);
 static uint64_t deadline_of (int timeout_ms);
 
 /* Progresses a cancelled request, or a send whose endpoint was closed under
@@ -399,7 +399,7 @@ wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
           if (info != NULL)
             lib.request_cancel (u->worker, req);
           else if (send_ep != NULL)
-            close_under (u, send_ep);
+            close_under (send_ep);
           end_request (u, req, now_ns () + UCX_END_WAIT_NS);
           return UCS_ERR_TIMED_OUT;
         }
@@ -409,14 +409,11 @@ wait_request (pocl_remote_ucx *u, void *req, uint64_t deadline,
   return st;
 }
 
-/* Fails ep and closes its UCX endpoint at once (once: later calls find it
-   closed), which ends the sends still in flight on it.  */
+/* Closes ep's UCX endpoint at once, if still open, which ends the sends
+   still in flight on it.  */
 static void
-close_under (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep)
+force_close (pocl_remote_ucx_ep *ep)
 {
-  __atomic_store_n (&ep->failed, 1, __ATOMIC_RELEASE);
-  if (ep->also_failed != NULL)
-    __atomic_store_n (ep->also_failed, 1, __ATOMIC_RELEASE);
   if (ep->ep == NULL)
     return;
   ucp_request_param_t rp;
@@ -425,7 +422,17 @@ close_under (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep)
   rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
   void *req = lib.ep_close_nbx (ep->ep, &rp);
   ep->ep = NULL;
-  wait_request (u, req, deadline_of (1000), NULL, NULL, NULL);
+  wait_request (ep->u, req, deadline_of (1000), NULL, NULL, NULL);
+}
+
+/* Fails ep and closes it under the sends in flight on it.  */
+static void
+close_under (pocl_remote_ucx_ep *ep)
+{
+  __atomic_store_n (&ep->failed, 1, __ATOMIC_RELEASE);
+  if (ep->also_failed != NULL)
+    __atomic_store_n (ep->also_failed, 1, __ATOMIC_RELEASE);
+  force_close (ep);
 }
 
 static uint64_t
@@ -513,7 +520,7 @@ end_requests (pocl_remote_ucx *u, pocl_remote_ucx_ep *ep, void **ring,
               uint64_t first, uint64_t last)
 {
   if (ep != NULL && first < last)
-    close_under (u, ep);
+    close_under (ep);
   const uint64_t until = now_ns () + UCX_END_WAIT_NS;
   for (uint64_t k = first; k < last; ++k)
     {
@@ -651,16 +658,6 @@ pocl_remote_ucx_disconnect (pocl_remote_ucx_ep *ep)
 {
   if (ep == NULL)
     return;
-  if (ep->ep == NULL)
-    {
-      free (ep);
-      return;
-    }
-  ucp_request_param_t rp;
-  memset (&rp, 0, sizeof (rp));
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-  void *req = lib.ep_close_nbx (ep->ep, &rp);
-  wait_request (ep->u, req, deadline_of (1000), NULL, NULL, NULL);
+  force_close (ep);
   free (ep);
 }

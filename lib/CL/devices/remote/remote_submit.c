@@ -173,6 +173,18 @@ fail_event (remote_server *s, remote_event *re, cl_int status)
    (user events, local devices) could complete on a thread that would
    never look at the deferred list, so then the command goes out as a
    marker.  */
+/* dep's remote event if dep is a command of this driver that goes to a
+   server (not one completed on the client: local), else NULL.  */
+static remote_event *
+server_dep (cl_event e, cl_event dep)
+{
+  remote_event *dre = (remote_event *)dep->data;
+  if (dep->queue == NULL || dep->queue->device->ops != e->queue->device->ops
+      || dre == NULL || dre->local)
+    return NULL;
+  return dre;
+}
+
 static int
 local_noop (_cl_command_node *node, cl_event e)
 {
@@ -182,11 +194,8 @@ local_noop (_cl_command_node *node, cl_event e)
   event_node *n;
   LL_FOREACH (e->wait_list, n)
   {
-    cl_event dep = n->event;
-    remote_event *dre = (remote_event *)dep->data;
-    if (dep->queue == NULL || dep->queue->device->ops != e->queue->device->ops
-        || dre == NULL || !__atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE)
-        || dre->local)
+    remote_event *dre = server_dep (e, n->event);
+    if (dre == NULL || !__atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE))
       return 0;
   }
   return 1;
@@ -203,11 +212,8 @@ waits_for_held (cl_event e)
   event_node *n;
   LL_FOREACH (e->wait_list, n)
   {
-    cl_event dep = n->event;
-    remote_event *dre = (remote_event *)dep->data;
-    if (dep->queue != NULL && dep->queue->device->ops == e->queue->device->ops
-        && dre != NULL && !dre->local
-        && !__atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE))
+    remote_event *dre = server_dep (e, n->event);
+    if (dre != NULL && !__atomic_load_n (&dre->sent, __ATOMIC_ACQUIRE))
       return 1;
   }
   return 0;
