@@ -22,6 +22,10 @@
      CL_KERNEL_NUM_ARGS, CL_KERNEL_FUNCTION_NAME, clGetKernelArgInfo
      (built with -cl-kernel-arg-info), clGetKernelWorkGroupInfo
      (reqd_work_group_size attribute), clCreateKernelsInProgram.
+   - Extension macros in kernels: none for an extension CL_DEVICE_EXTENSIONS
+     does not list (those the remote device hides); on PoCL's CPU device,
+     one for each listed extension it defines (cl_khr_command_buffer too,
+     which the remote device serves itself).
    - A 3-D NDRange with a global offset and a local size: every work-item's
      global, local and group ids.
    - A __private struct holding a long16: 128-byte aligned in every
@@ -451,13 +455,13 @@ test_private_alignment (void)
   cl_program p = build_program (ctx, dev, align_src, NULL);
   cl_kernel k = clCreateKernel (p, "align", &err);
   CHECK_ERR (err, "clCreateKernel(align)");
-  cl_mem out = clCreateBuffer (ctx, CL_MEM_READ_WRITE, sizeof (got), NULL,
-                               &err);
+  cl_mem out
+      = clCreateBuffer (ctx, CL_MEM_READ_WRITE, sizeof (got), NULL, &err);
   CHECK_ERR (err, "clCreateBuffer");
   CHECK (clSetKernelArg (k, 0, sizeof (out), &out));
   step ("run");
-  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &global, &local, 0, NULL,
-                                 NULL));
+  CHECK (
+      clEnqueueNDRangeKernel (q, k, 1, NULL, &global, &local, 0, NULL, NULL));
   CHECK (clEnqueueReadBuffer (q, out, CL_TRUE, 0, sizeof (got), got, 0, NULL,
                               NULL));
   for (size_t i = 0; i < ITEMS; ++i)
@@ -609,6 +613,71 @@ test_kernel_metadata (void)
   note ("kernel metadata: names, %u args with names/types/qualifiers, "
         "reqd_work_group_size OK",
         na);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Extension macros as kernels see them: the remote device #undefs the
+   server's macro of each extension it hides, and keeps the others.  */
+static const char *const macro_names[]
+    = { "cl_khr_command_buffer",
+        "cl_khr_fp64",
+        "cl_khr_int64_base_atomics",
+        "cl_khr_3d_image_writes",
+        "cl_khr_subgroups",
+        "cl_intel_subgroups",
+        "cl_khr_command_buffer_mutable_dispatch" };
+#define NMACROS (sizeof (macro_names) / sizeof (macro_names[0]))
+/* how many of macro_names PoCL's CPU devices define for each extension
+   they list (the first four) */
+#define NMACROS_POCL 4
+
+static void
+test_extension_macros (void)
+{
+  char src[2048], ext[8192], dname[256];
+  size_t o = (size_t)snprintf (src, sizeof (src),
+                               "__kernel void m (__global int *r)\n{\n");
+  for (size_t i = 0; i < NMACROS; ++i)
+    o += (size_t)snprintf (src + o, sizeof (src) - o,
+                           "#ifdef %s\n  r[%zu] = 1;\n#endif\n",
+                           macro_names[i], i);
+  snprintf (src + o, sizeof (src) - o, "}\n");
+  CHECK (clGetDeviceInfo (dev, CL_DEVICE_EXTENSIONS, sizeof (ext), ext, NULL));
+  device_name (dev, dname, sizeof (dname));
+  cl_program p = build_program (ctx, dev, src, NULL);
+  cl_kernel k = create_kernel (p, "m");
+  cl_int got[NMACROS] = { 0 }, err;
+  cl_mem b = clCreateBuffer (ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                             sizeof (got), got, &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  size_t one = 1;
+  CHECK (clSetKernelArg (k, 0, sizeof (b), &b));
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &one, NULL, 0, NULL, NULL));
+  CHECK (clEnqueueReadBuffer (q, b, CL_TRUE, 0, sizeof (got), got, 0, NULL,
+                              NULL));
+  int pocl_cpu = strncmp (dname, "pthread-", 8) == 0;
+  for (size_t i = 0; i < NMACROS; ++i)
+    {
+      char pad[128];
+      snprintf (pad, sizeof (pad), " %s ", macro_names[i]);
+      char listed_in[8200];
+      snprintf (listed_in, sizeof (listed_in), " %s ", ext);
+      int listed = strstr (listed_in, pad) != NULL;
+      if (got[i] && !listed)
+        fail ("a kernel sees the macro %s, which CL_DEVICE_EXTENSIONS does "
+              "not list",
+              macro_names[i]);
+      if (pocl_cpu && i < NMACROS_POCL && listed && !got[i])
+        fail ("a kernel does not see the macro %s of a listed extension on "
+              "PoCL's CPU device",
+              macro_names[i]);
+    }
+  clReleaseMemObject (b);
+  clReleaseKernel (k);
+  clReleaseProgram (p);
+  note ("extension macros: none of an unlisted extension%s",
+        pocl_cpu ? ", every listed one PoCL's CPU device defines" : "");
 }
 
 /* ------------------------------------------------------------------ */
@@ -870,6 +939,7 @@ main (int argc, char **argv)
   run_sub ("NDRange offsets and local sizes", test_ndrange_ids, 60);
   run_sub ("private alignment", test_private_alignment, 60);
   run_sub ("kernel metadata", test_kernel_metadata, 60);
+  run_sub ("extension macros", test_extension_macros, 60);
   run_sub ("images and samplers", test_images, 60);
 
   if (sub_hung)

@@ -245,6 +245,17 @@ append_undef (char **out, size_t *len, const char *name, size_t n)
   *len += n + 8;
 }
 
+/* cl_khr_command_buffer is filtered out of the server's list only to be
+   added back at the core's version (remote_devinfo.c): the device has it,
+   so a kernel keeps the server's macro for it, as on the device locally.
+   The source then reads as the local application's, and PoCL's kernel
+   cache on the server finds the same build.  */
+static int
+added_by_driver (const char *name, size_t n)
+{
+  return n == 21 && memcmp (name, "cl_khr_command_buffer", 21) == 0;
+}
+
 /* What the remote device puts before every source it sends: the server's
    compiler defines a macro for each extension and feature it has, hidden
    ones too, and a kernel must see the same as the API.  "#undef" each,
@@ -265,7 +276,8 @@ pocl_remote_source_prefix (const char *server, const cl_name_version *features,
         ++p;
       for (e = p; *e && *e != ' '; ++e)
         ;
-      if (e > p && !pocl_remote_extension_served (p, (size_t)(e - p), served))
+      if (e > p && !pocl_remote_extension_served (p, (size_t)(e - p), served)
+          && !added_by_driver (p, (size_t)(e - p)))
         append_undef (&out, &len, p, (size_t)(e - p));
       p = e;
     }
