@@ -221,8 +221,30 @@ for mode in local remote; do
     queue+=("$b:$mode")
   done
 done
-for item in "${queue[@]}"; do
+# A binary's remote run starts only after its local run has ended: pocld's builds
+# of the same device then find the local run's kernels in PoCL's kernel cache
+# instead of compiling them again beside it. Until then the next run in the queue
+# goes first.
+pending=("${queue[@]}")
+while (( ${#pending[@]} > 0 )); do
   while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || true; done
+  pick=
+  for i in "${!pending[@]}"; do
+    b=${pending[$i]%%:*}
+    if [[ ${pending[$i]#*:} == local || -f $work/$b.local.rc
+          || " ${queue[*]} " != *" $b:local "* ]] || (( $(date +%s) >= deadline )); then
+      pick=$i
+      break
+    fi
+  done
+  # Nothing may start yet while a local run is running: wait for a run to end.
+  if [[ -z $pick ]]; then
+    if [[ -n $(jobs -rp) ]]; then wait -n || true; continue; fi
+    pick=0
+  fi
+  item=${pending[$pick]}
+  unset "pending[$pick]"
+  pending=("${pending[@]}")
   if (( $(date +%s) >= deadline )); then
     log "budget of $budget s spent: ${item%%:*} ${item#*:} not run"
     continue
