@@ -84,9 +84,11 @@ export RUN_REMOTE_PRELOAD=$preload
 
 echo "sanitize.sh: $mode: remote tests with $POCLD_FIXTURE_BINARY and $RUN_REMOTE_VENDORS"
 rc=0
-# One test per core: at two per core, TSan's UCX tests missed UCX's 10 s limits and fell
-# back to the link (remote/multi_server_ucx_client_cut then finds no payload over UCX).
-(cd "$bdir" && ctest --output-on-failure -j"$(nproc)" --timeout 900 -L remote \
+# Three tests per two cores: at one per core a third of the CPU stayed idle (tests that
+# wait on timers and links); at two per core TSan's UCX tests missed UCX's 10 s limits
+# and fell back to the link (remote/multi_server_ucx_client_cut then finds no payload
+# over UCX).
+(cd "$bdir" && ctest --output-on-failure -j"$(( $(nproc) * 3 / 2 ))" --timeout 900 -L remote \
   -E "$exclude" "$@") \
   2>&1 | tee "$work/ctest.log" || rc=$?
 
