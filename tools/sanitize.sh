@@ -84,11 +84,13 @@ export RUN_REMOTE_PRELOAD=$preload
 
 echo "sanitize.sh: $mode: remote tests with $POCLD_FIXTURE_BINARY and $RUN_REMOTE_VENDORS"
 rc=0
-# Three tests per two cores: at one per core a third of the CPU stayed idle (tests that
-# wait on timers and links); at two per core TSan's UCX tests missed UCX's 10 s limits
-# and fell back to the link (remote/multi_server_ucx_client_cut then finds no payload
-# over UCX).
-(cd "$bdir" && ctest --output-on-failure -j"$(( $(nproc) * 3 / 2 ))" --timeout 900 -L remote \
+# ASan: two tests per core, as the main ctest (many wait on timers and links). TSan: three
+# per two cores: at one per core a third of the CPU stayed idle, at two per core its UCX
+# tests missed UCX's 10 s limits and fell back to the link (remote/multi_server_ucx_client_cut
+# then finds no payload over UCX).
+jobs=$(( $(nproc) * 2 ))
+[[ $mode == asan ]] || jobs=$(( $(nproc) * 3 / 2 ))
+(cd "$bdir" && ctest --output-on-failure -j"$jobs" --timeout 900 -L remote \
   -E "$exclude" "$@") \
   2>&1 | tee "$work/ctest.log" || rc=$?
 
