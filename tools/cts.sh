@@ -231,13 +231,13 @@ while (( ${#pending[@]} > 0 )); do
   pick=
   for i in "${!pending[@]}"; do
     b=${pending[$i]%%:*}
-    if [[ ${pending[$i]#*:} == local || -f $work/$b.local.rc
-          || " ${queue[*]} " != *" $b:local "* ]] || (( $(date +%s) >= deadline )); then
+    if [[ ${pending[$i]#*:} == local || -f $work/$b.local.rc ]]; then
       pick=$i
       break
     fi
   done
-  # Nothing may start yet while a local run is running: wait for a run to end.
+  # Nothing may start yet while a local run is running: wait for a run to end. With
+  # none running (a local run the budget left out), the first one goes (and is skipped).
   if [[ -z $pick ]]; then
     if [[ -n $(jobs -rp) ]]; then wait -n || true; continue; fi
     pick=0

@@ -88,9 +88,9 @@ rc=0
 # per two cores: at one per core a third of the CPU stayed idle, at two per core its UCX
 # tests missed UCX's 10 s limits and fell back to the link (remote/multi_server_ucx_client_cut
 # then finds no payload over UCX).
-jobs=$(( $(nproc) * 2 ))
-[[ $mode == asan ]] || jobs=$(( $(nproc) * 3 / 2 ))
-(cd "$bdir" && ctest --output-on-failure -j"$jobs" --timeout 900 -L remote \
+ctest_jobs=$(( $(nproc) * 2 ))
+[[ $mode == asan ]] || ctest_jobs=$(( $(nproc) * 3 / 2 ))
+(cd "$bdir" && ctest --output-on-failure -j"$ctest_jobs" --timeout 900 -L remote \
   -E "$exclude" "$@") \
   2>&1 | tee "$work/ctest.log" || rc=$?
 

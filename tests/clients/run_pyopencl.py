@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from pytest_compare import Suite, listed, read_rows
 
@@ -42,7 +43,7 @@ def main():
     ap.add_argument("--exceptions", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--timeout", type=int, default=300, help="per test (pytest-timeout)")
-    ap.add_argument("--budget", type=int, default=1500, help="per run, seconds")
+    ap.add_argument("--budget", type=int, default=1500, help="both runs, seconds")
     args = ap.parse_args()
 
     suite = Suite("clients/pyopencl", "pthread", norm_nodeid)
@@ -77,6 +78,7 @@ def main():
     env_remote = dict(base, XDG_CACHE_HOME=os.path.join(args.work, "cache-remote"))
 
     results, failures = {}, []
+    end = time.monotonic() + args.budget
     testdir = os.path.join(os.path.abspath(args.tests), "test")
     for label, prefix, env in (("local", [], env_local),
                                ("remote", [args.run_remote, args.state, args.build], env_remote)):
@@ -94,7 +96,8 @@ def main():
                 if "::" in nodeid and listed(norm_nodeid(nodeid), deselect):
                     argv += ["--deselect", nodeid]
         proc, out = suite.start(label, argv + [testdir], env, args.work)
-        done, failed = suite.wait({label: (proc, out, junit)}, args.budget, args.work)
+        done, failed = suite.wait({label: (proc, out, junit)},
+                                  max(1, int(end - time.monotonic())), args.work)
         results.update(done)
         failures += failed
     if failures:
