@@ -266,9 +266,12 @@ void Completions::report(Pending *p, pocl_remote_completion &c, bool batch,
                   : Sock::Command;
   std::string output;
   const bool drain = kernel && (t_drained == nullptr || !*t_drained);
-  if (take_output(output, drain))
+  std::unique_lock<std::mutex> output_order;
+  if (take_output(output, drain, output_order)) {
     client_.send(sock, POCL_RMSG_OUTPUT, id, nullptr, 0, output.data(),
                  output.size());
+    output_order.unlock();
+  }
   if (drain && t_drained != nullptr)
     *t_drained = true;
   if (!(p->flags & POCL_RCMD_SILENT))

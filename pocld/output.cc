@@ -23,6 +23,7 @@ namespace {
 constexpr size_t kMaxHeld = 16u << 20;
 
 int g_pipe = -1; // read end, non-blocking
+std::mutex g_order; // held from a take to its send (take_output)
 std::mutex g_mu;
 std::string g_held;                 // guarded by g_mu
 std::atomic<bool> g_pending{false}; // g_held is not empty
@@ -83,10 +84,12 @@ void start_output_capture()
   std::thread(collect).detach();
 }
 
-bool take_output(std::string &out, bool drain)
+bool take_output(std::string &out, bool drain,
+                 std::unique_lock<std::mutex> &order)
 {
   if (g_pipe < 0 || (!drain && !g_pending.load(std::memory_order_acquire)))
     return false;
+  std::unique_lock<std::mutex> taking(g_order);
   std::lock_guard<std::mutex> lock(g_mu);
   if (drain)
     read_pipe();
@@ -95,6 +98,7 @@ bool take_output(std::string &out, bool drain)
   out.clear();
   out.swap(g_held);
   g_pending.store(false, std::memory_order_relaxed);
+  order = std::move(taking);
   return true;
 }
 
