@@ -15,7 +15,8 @@
      an object that references an undefined function fails with
      CL_LINK_PROGRAM_FAILURE.
    - Binaries asked for only after the programs ran: two builds of one
-     source with different -D options and a linked program, released, then
+     source with different -D options (the first built once more after the
+     second) and a linked program, released, then
      rebuilt from their binaries (each built twice): different binaries for
      the two option sets, results bit-exact.
    - Kernel metadata: CL_PROGRAM_NUM_KERNELS / CL_PROGRAM_KERNEL_NAMES,
@@ -350,6 +351,12 @@ test_binaries_on_demand (void)
                  "FACTOR=5 from source");
   run_and_check (ctx, q, p9, "scaled", 17, scaled9_model,
                  "FACTOR=9 from source");
+  /* The same source again with the first options: PoCL's kernel cache finds
+     it without preprocessing, by source and options.  */
+  cl_program again = build_program (ctx, dev, scaled_src, "-DFACTOR=5u");
+  run_and_check (ctx, q, again, "scaled", 19, scaled5_model,
+                 "FACTOR=5 from source, built again after FACTOR=9");
+  clReleaseProgram (again);
   cl_program hdr = clCreateProgramWithSource (ctx, 1, &hdr_src, NULL, &err);
   CHECK_ERR (err, "clCreateProgramWithSource(header)");
   cl_program ins[2] = { compile_one (main_src, hdr, "main"),
