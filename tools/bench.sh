@@ -17,8 +17,9 @@ On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_E
                                 migrations between two pocld
   overhead [-n LOG2] [-i ITERATIONS] [-g] [-m MOVES] [PART...]
                                 overhead_bench: no-op, stream kernels, chain, event chain,
-                                100-kernel command buffer, 4-byte and 16 MiB-1 GiB
-                                migrations (PARTs noop stream chain events cmdbuf migrate);
+                                a program built again, 100-kernel command buffer, 4-byte
+                                and 16 MiB-1 GiB migrations (PARTs noop stream chain
+                                events build cmdbuf migrate);
                                 TRACE=1|DIR traces both pocld and sums the trace by stage
   chain [CHAINS]                the chain, thousands back to back, with the CPU per chain
                                 of the client and of pocld's session; COUNTS=1 adds perf's

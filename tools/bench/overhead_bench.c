@@ -14,6 +14,10 @@
    - events:  the chain as a SYCL runtime submits it: an out-of-order queue,
               each kernel waiting for the previous one's event (every event
               held), then a wait for the last one; ratio to native + RTT;
+   - build:   the benchmark's program built again from its source, as an
+              application does at each start (clCreateProgramWithSource,
+              clBuildProgram, clReleaseProgram; the kernel cache is warm);
+              ratio to native + RTT;
    - cmdbuf:  the chain recorded once into a command buffer
               (cl_khr_command_buffer: 100 kernels, each after the previous
               one's sync point) and enqueued, then clFinish; ratio to
@@ -44,7 +48,8 @@
    MOVES: migrations of each size from 16 MiB (default 10 of 16 MiB, 4 of
    the others).
 
-   PARTS are noop, stream, chain, events, cmdbuf, migrate (default: all).  */
+   PARTS are noop, stream, chain, events, build, cmdbuf, migrate (default:
+   all).  */
 
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
@@ -177,6 +182,27 @@ noop_latency (dev *d, int iters)
   cl_kernel k = kernel (d, "noop");
   stats s = noop_series (d->q, k, iters);
   clReleaseKernel (k);
+  return s;
+}
+
+/* A build of the benchmark's source, again (setup built it once).  */
+static stats
+rebuild (dev *d, int iters)
+{
+  double *v = malloc (iters * sizeof (double));
+  CHECK (v == NULL ? CL_OUT_OF_HOST_MEMORY : CL_SUCCESS);
+  for (int i = 0; i < iters; ++i)
+    {
+      cl_int err;
+      double t0 = now_us ();
+      cl_program p = clCreateProgramWithSource (d->ctx, 1, &src, NULL, &err);
+      CHECK (err);
+      CHECK (clBuildProgram (p, 1, &d->id, NULL, NULL, NULL));
+      CHECK (clReleaseProgram (p));
+      v[i] = now_us () - t0;
+    }
+  stats s = summarize (v, iters);
+  free (v);
   return s;
 }
 
@@ -495,7 +521,7 @@ typedef struct native
 {
   char name[256];
   cl_uint units;
-  stats noop, chain, events, cmdbuf;
+  stats noop, chain, events, build, cmdbuf;
   double stream[NKERNELS];
   /* blocking 4-byte read and write, us: back to back, and each after
      IDLE_GAP_US without commands */
@@ -567,6 +593,8 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
         n.chain = chain (&local, 100, chains (iters), 0);
       if (want (argc, argv, first, "events"))
         n.events = chain (&local, 100, chains (iters), 1);
+      if (want (argc, argv, first, "build"))
+        n.build = rebuild (&local, chains (iters));
       if (want (argc, argv, first, "cmdbuf"))
         n.cmdbuf = cmdbuf_chain (&local, 100, chains (iters));
       if (want (argc, argv, first, "migrate"))
@@ -604,7 +632,7 @@ main (int argc, char **argv)
       default:
         fprintf (stderr,
                  "usage: %s [-n LOG2_ELEMENTS] [-i ITERATIONS] [-g] "
-                 "[-m MOVES] [noop|stream|chain|events|cmdbuf|migrate...]\n",
+                 "[-m MOVES] [noop|stream|chain|events|build|cmdbuf|migrate...]\n",
                  argv[0]);
         return 2;
       }
@@ -690,6 +718,13 @@ main (int argc, char **argv)
       stats le = icd ? nat.events : chain (&local, 100, chains (iters), 1);
       print_chain ("100 kernels, event chain (us)", "events", le,
                    chain (&remote, 100, chains (iters), 1), r);
+    }
+
+  if (want (argc, argv, optind, "build"))
+    {
+      stats lb = icd ? nat.build : rebuild (&local, chains (iters));
+      print_chain ("program built again (us)", "build", lb,
+                   rebuild (&remote, chains (iters)), r);
     }
 
   if (want (argc, argv, optind, "cmdbuf"))
