@@ -10,9 +10,11 @@
 # and leaves the cores idle part of the time (clpeak: 301 s at once, 484 s one after the
 # other, in the suite on two cores).
 run_both() {
-  local run_remote=$1 state=$2 build=$3 work=$4 local_pid remote_pid=
+  local run_remote=$1 state=$2 build=$3 work=$4 local_pid remote_pid= caller_trap
   shift 4
-  trap 'kill ${local_pid:-} ${remote_pid:-} 2>/dev/null || true' EXIT
+  # The caller's EXIT trap (stopping its pocld) runs after ours and is restored at the end.
+  caller_trap=$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\\1/")
+  trap 'kill ${local_pid:-} ${remote_pid:-} 2>/dev/null || true; '"$caller_trap" EXIT
   local_rc=0 remote_rc=0
   env -u POCL_REMOTE0_PARAMETERS OCL_ICD_VENDORS="$build/ocl-vendors" POCL_BUILDING=1 \
     POCL_DEVICES=pthread "$@" >"$work/local.log" 2>&1 &
@@ -28,5 +30,5 @@ run_both() {
   fi
   wait "$remote_pid" || remote_rc=$?
   local_pid= remote_pid=
-  trap - EXIT
+  if [[ -n $caller_trap ]]; then trap "$caller_trap" EXIT; else trap - EXIT; fi
 }

@@ -1,27 +1,40 @@
 #!/usr/bin/env bash
 # clients/clpeak: Debian's clpeak runs all its tests to completion through the remote
 # device, and reports the same set of results as on the local pthread device.
-#   test_clpeak.sh RUN_REMOTE STATE_FILE BUILD_DIR WORK_DIR
+#   test_clpeak.sh FIXTURE RUN_REMOTE POCLD BUILD_DIR WORK_DIR
 # Runs clpeak (all tests) twice at once (run_both.sh, RUN_BOTH_AT_ONCE): POCL_DEVICES=pthread
-# locally, and through RUN_REMOTE against the fixture's pocld. Checks: both exit 0, the remote run is on the
-# remote device, every result line carries a number, and both runs list the same
-# results (section and label: bandwidths, compute widths, transfer modes, latency), so
-# nothing was skipped or failed on one side only. The figures themselves are timings
-# and are not judged (doc/benchmarks.md has some). Exit 77 (skip) if clpeak is missing.
+# locally, and through RUN_REMOTE against a pocld of its own (FIXTURE) that serves the same
+# device. Checks: both exit 0, the remote run is on the remote device, every result line
+# carries a number, and both runs list the same results (section and label: bandwidths,
+# compute widths, transfer modes, latency), so nothing was skipped or failed on one side
+# only. The figures themselves are timings and are not judged (doc/benchmarks.md has
+# some), so both sides serve a small pthread device: clpeak sizes its work by the device's
+# memory and work-group size, and at 1 GiB and 64 work-items a run takes 23 CPU seconds
+# instead of 98. Exit 77 (skip) if clpeak is missing.
 set -euo pipefail
 
 name=clients/clpeak
-if [[ $# != 4 ]]; then
-  sed -n '3,3p' "$0" | sed 's/^# //' >&2
+if [[ $# != 5 ]]; then
+  sed -n '4,4p' "$0" | sed 's/^# //' >&2
   exit 2
 fi
-run_remote=$1 state=$2 build=$3 work=$4
+fixture=$1 run_remote=$2 pocld=$3 build=$4 work=$5
 bin=/usr/bin/clpeak
 if [[ ! -x $bin ]]; then
   echo "$name: SKIP: $bin not found: Debian's clpeak is not installed (tools/setup.sh)"
   exit 77
 fi
 mkdir -p "$work"
+
+# The small device: PoCL's CPU drivers read these in the client (local run) and in pocld.
+export POCL_MEMORY_LIMIT=1 POCL_MAX_WORK_GROUP_SIZE=64
+state=$work/pocld.state
+trap '"$fixture" stop "$state" >/dev/null 2>&1 || true' EXIT
+if ! "$fixture" start "$state" "$pocld" "$build" 2>"$work/pocld_start.err"; then
+  echo "$name: FAIL: could not start pocld:"
+  tail -n 5 "$work/pocld_start.err"
+  exit 1
+fi
 
 # shellcheck source=run_both.sh
 source "$(dirname "$0")/run_both.sh"
