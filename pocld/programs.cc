@@ -2,6 +2,7 @@
 // and CREATE_KERNEL.
 #include "session.hh"
 
+#include "built_programs.hh"
 #include "includes.hh"
 
 #include "log.hh"
@@ -521,6 +522,23 @@ bool Session::build_program(const Decoded &msg)
              (unsigned long long)c.prog_id, msg.file_names.size());
     err = CL_OUT_OF_RESOURCES;
   }
+  // A source built before in this session: its program again (see
+  // built_programs.hh).
+  const bool shareable = err == CL_SUCCESS &&
+                         c.kind == POCL_REMOTE_BUILD_SOURCE &&
+                         msg.file_names.empty() &&
+                         BuiltPrograms::shareable_source(src, body_len);
+  if (shareable) {
+    if (const BuiltPrograms::Entry *e =
+            built_.find(c.device, opts, c.options_len, src, body_len)) {
+      clRetainProgram(e->program);
+      keep_program(c.prog_id, e->program);
+      LOG_DEBUG(sid_, "program %llu: built before",
+                (unsigned long long)c.prog_id);
+      reply(msg.hdr.id, CL_SUCCESS, e->reply.data(), e->reply.size());
+      return true;
+    }
+  }
   cl_context ctx = err == CL_SUCCESS ? context(d->platform, err) : nullptr;
   if (ctx != nullptr) {
     // Argument metadata for the client (from OpenCL 1.2 on).
@@ -601,13 +619,7 @@ bool Session::build_program(const Decoded &msg)
       nk = 0;
     br.num_kernels = nk;
     // Kept even when the build failed: the client frees it like any other.
-    // A rebuild under the same id replaces the old program (its kernels
-    // hold their own references).
-    auto ins = programs_.try_emplace(c.prog_id, Program{prog});
-    if (!ins.second) {
-      clReleaseProgram(ins.first->second.p);
-      ins.first->second.p = prog;
-    }
+    keep_program(c.prog_id, prog);
   }
   // Keep the reply within what the client accepts: the log is cut.
   uint64_t fixed = sizeof br + kernels.size();
@@ -622,8 +634,22 @@ bool Session::build_program(const Decoded &msg)
   append(out, kernels.data(), kernels.size());
   LOG_DEBUG(sid_, "program %llu kind %u: %d, %u kernels",
             (unsigned long long)c.prog_id, c.kind, err, br.num_kernels);
+  if (shareable && err == CL_SUCCESS && br.build_status == CL_BUILD_SUCCESS)
+    built_.keep(c.device, opts, c.options_len, src, body_len, prog, d->id,
+                d->cl_major >= 2, out);
   reply(msg.hdr.id, err, out.data(), out.size());
   return true;
+}
+
+// A rebuild under the same id replaces the old program (its kernels hold
+// their own references).
+void Session::keep_program(uint64_t id, cl_program prog)
+{
+  auto ins = programs_.try_emplace(id, Program{prog});
+  if (!ins.second) {
+    clReleaseProgram(ins.first->second.p);
+    ins.first->second.p = prog;
+  }
 }
 
 // Asked for only when the client needs the binary (clGetProgramInfo): on a

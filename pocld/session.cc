@@ -297,6 +297,7 @@ void Session::teardown()
     clReleaseKernel(k.second.k);
   for (auto &p : programs_)
     clReleaseProgram(p.second.p);
+  built_.clear();
   for (auto &s : samplers_)
     clReleaseSampler(s.second.s);
   for (auto &mem : mems_)

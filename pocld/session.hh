@@ -1,6 +1,7 @@
 // session.hh - one client session: its sockets, objects and events.
 #pragma once
 
+#include "built_programs.hh"
 #include "channel.hh"
 #include "cl.hh"
 #include "completions.hh"
@@ -175,6 +176,7 @@ private:
   // programs.cc
   bool build_program(const Decoded &d);
   bool get_program_binary(const Msg &m);
+  void keep_program(uint64_t id, cl_program prog);
   bool create_kernel(const Decoded &d);
 
   // completions.cc: a command's wait list, its entry in the completions'
@@ -425,6 +427,7 @@ private:
   std::unordered_map<uint64_t, Queue> queues_;
   std::unordered_map<uint64_t, Mem> mems_;
   std::unordered_map<uint64_t, Program> programs_;
+  BuiltPrograms built_; // programs built from source, for builds again
   std::unordered_map<uint64_t, Kernel> kernels_;
   std::unordered_map<uint64_t, Sampler> samplers_;
   std::unordered_map<uint64_t, CmdBuf> cmdbufs_;

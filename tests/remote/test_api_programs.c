@@ -19,6 +19,11 @@
      second) and a linked program, released, then
      rebuilt from their binaries (each built twice): different binaries for
      the two option sets, results bit-exact.
+   - One source built twice into two programs (a server shares its first
+     build; pocld/built_programs.hh): both run, the second still runs after
+     the first is released, their build logs are equal.  Where the device
+     has program-scope variables, two programs built from one source that
+     declares one keep two variables.
    - Kernel metadata: CL_PROGRAM_NUM_KERNELS / CL_PROGRAM_KERNEL_NAMES,
      CL_KERNEL_NUM_ARGS, CL_KERNEL_FUNCTION_NAME, clGetKernelArgInfo
      (built with -cl-kernel-arg-info), clGetKernelWorkGroupInfo
@@ -397,6 +402,79 @@ test_binaries_on_demand (void)
   free (bl);
   note ("binaries asked for after the builds ran (two option sets, one "
         "linked program): rebuilt from them, results bit-exact");
+}
+
+/* ------------------------------------------------------------------ */
+
+static const char *twice_src
+    = "__kernel void twice (__global uint *o, uint v)\n"
+      "{ uint i = (uint)get_global_id (0); o[i] = i * 3u + v; }\n";
+
+static uint32_t
+twice_model (uint32_t i, uint32_t v)
+{
+  return i * 3u + v;
+}
+
+/* Adds v to the program's counter and writes the sum to o[0].  */
+static const char *counter_src
+    = "__global uint counter = 0;\n"
+      "__kernel void bump (__global uint *o, uint v)\n"
+      "{ counter += v; o[0] = counter; }\n";
+
+static uint32_t
+bump (cl_program p, uint32_t v)
+{
+  cl_kernel k = create_kernel (p, "bump");
+  cl_mem b = create_buffer (ctx, CL_MEM_READ_WRITE, 4, NULL);
+  CHECK (clSetKernelArg (k, 0, sizeof (cl_mem), &b));
+  CHECK (clSetKernelArg (k, 1, sizeof (v), &v));
+  size_t g = 1;
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+  uint32_t got = 0;
+  CHECK (clEnqueueReadBuffer (q, b, CL_TRUE, 0, 4, &got, 0, NULL, NULL));
+  clReleaseMemObject (b);
+  clReleaseKernel (k);
+  return got;
+}
+
+static void
+test_built_twice (void)
+{
+  cl_program a = build_program (ctx, dev, twice_src, NULL);
+  cl_program b = build_program (ctx, dev, twice_src, NULL);
+  char *la = build_log (a, dev), *lb = build_log (b, dev);
+  if (strcmp (la, lb) != 0)
+    fail ("two builds of one source logged differently:\n%s\n---\n%s", la,
+          lb);
+  free (la);
+  free (lb);
+  run_and_check (ctx, q, a, "twice", 5, twice_model, "first build");
+  run_and_check (ctx, q, b, "twice", 6, twice_model, "second build");
+  clReleaseProgram (a);
+  run_and_check (ctx, q, b, "twice", 7, twice_model,
+                 "second build, the first released");
+  clReleaseProgram (b);
+
+  cl_ulong max_var = 0;
+  if (clGetDeviceInfo (dev, CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE,
+                       sizeof (max_var), &max_var, NULL)
+          != CL_SUCCESS
+      || max_var == 0)
+    {
+      note ("one source built twice: two working programs (the device has "
+            "no program-scope variables)");
+      return;
+    }
+  a = build_program (ctx, dev, counter_src, "-cl-std=CL3.0");
+  b = build_program (ctx, dev, counter_src, "-cl-std=CL3.0");
+  uint32_t got[4] = { bump (a, 5), bump (a, 5), bump (b, 7), bump (a, 1) };
+  const uint32_t want[4] = { 5, 10, 7, 11 };
+  expect_u32 (got, want, 4, "program-scope counters of two programs");
+  clReleaseProgram (a);
+  clReleaseProgram (b);
+  note ("one source built twice: two working programs, each with its own "
+        "program-scope variable");
 }
 
 /* ------------------------------------------------------------------ */
@@ -943,6 +1021,7 @@ main (int argc, char **argv)
   run_sub ("program binaries", test_binaries, 60);
   run_sub ("clCompileProgram + clLinkProgram", test_compile_link, 60);
   run_sub ("binaries fetched on demand", test_binaries_on_demand, 120);
+  run_sub ("one source built twice", test_built_twice, 60);
   run_sub ("NDRange offsets and local sizes", test_ndrange_ids, 60);
   run_sub ("private alignment", test_private_alignment, 60);
   run_sub ("kernel metadata", test_kernel_metadata, 60);
