@@ -83,6 +83,7 @@ struct PeerLink {
   bool resumable = false;
   bool replaying = false;
   bool parked = false;
+  uint64_t parked_on = 0; // the number of the link the reader parked after
   uint64_t links = 0;
   std::condition_variable cv;
   bool dialer = false;

@@ -138,6 +138,7 @@ bool Session::await_peer_resume(uint32_t index, Conn &c, uint64_t &gen)
   const auto deadline = Clock::now() + std::chrono::milliseconds(peer_resume_ms());
   std::unique_lock<std::mutex> lock(l.mu);
   l.parked = true;
+  l.parked_on = gen;
   l.cv.notify_all();
   while (l.links == gen && l.resumable && Clock::now() < deadline) {
     // mu_ before l.mu, as everywhere (start_peer, install_peer_link).
@@ -214,10 +215,16 @@ bool Session::resume_peer(Conn c, uint32_t index, uint64_t theirs)
     if (l.dialer || !l.resumable || theirs > l.sent_count.load())
       return false;
     // Our count must not move once told: the reader leaves the old link
-    // first (it may not have seen it break yet).
+    // first (it may not have seen it break yet).  Parked after the link
+    // now in place, not an earlier one: a resume that came right after
+    // another finds the reader still parked after the link before, about
+    // to read the one that this resume replaces.
     pocl_remote_link_shutdown(&l.link);
     if (!l.cv.wait_for(lock, std::chrono::milliseconds(peer_resume_ms()),
-                       [&] { return l.parked || !l.resumable; }) ||
+                       [&] {
+                         return (l.parked && l.parked_on == l.links) ||
+                                !l.resumable;
+                       }) ||
         !l.resumable)
       return false;
   }
