@@ -59,6 +59,13 @@ if compgen -G "$repo/patches/*.patch" >/dev/null; then
 fi
 patch_hash=$( { for p in "${patches[@]}"; do basename "$p"; sha256sum <"$p"; done; } | sha256sum | cut -d' ' -f1)
 want_stamp="tarball=$tarball_sha256 patches=$patch_hash"
+# PoCL seeds its kernel cache's key with the time CMake configured it (POCL_BUILD_TIMESTAMP),
+# so that a rebuilt PoCL never loads kernels that an older one compiled. CMake takes that time
+# from SOURCE_DATE_EPOCH where it is set (reproducible builds): here a number made from the
+# tarball's and the patches' hashes. Every build of the same PoCL sources (another clone, CI,
+# the sanitized builds) then finds the kernels an earlier one compiled, and a changed patch
+# starts a cache of its own. Exported for ninja too, which re-runs CMake.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$((16#$(printf '%s' "$want_stamp" | sha256sum | cut -c1-7)))}
 
 if [[ ! -f $stamp || "$(cat "$stamp")" != "$want_stamp" || ! -d $src ]]; then
   echo "build.sh: verifying $tarball"
