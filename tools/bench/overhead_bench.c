@@ -37,8 +37,8 @@
    Devices as in remote_bench.c: the first "pocl-remote" device is the
    remote one, the next one on another server the migration peer, the first
    other device (or the one whose name contains $BENCH_LOCAL) the native
-   reference.  With BENCH_NATIVE_ICD=LIBRARY the native reference is that
-   OpenCL library's device, measured first in a child process that loads
+   reference.  With BENCH_NATIVE_ICD=LIBRARY (or a directory of .icd
+   files) the native reference is that OpenCL library's device, measured first in a child process that loads
    only it: another PoCL (5's CPU device) cannot live in one process with
    the client's (one soname).
 
@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -571,7 +572,13 @@ native_child (const char *icd, int argc, char **argv, int first, int log2n,
   if (pid == 0)
     {
       close (fd[0]);
-      setenv ("OCL_ICD_FILENAMES", icd, 1);
+      /* A directory of .icd files (Debian 12's loader ignores
+         OCL_ICD_FILENAMES), else the library itself.  */
+      struct stat st;
+      if (stat (icd, &st) == 0 && S_ISDIR (st.st_mode))
+        setenv ("OCL_ICD_VENDORS", icd, 1);
+      else
+        setenv ("OCL_ICD_FILENAMES", icd, 1);
       /* The client's settings: with our build tree's POCL_BUILDING an
          installed PoCL finds no drivers, and POCL_DEVICES names the
          remote ones.  */
