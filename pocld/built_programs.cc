@@ -28,23 +28,19 @@ std::string BuiltPrograms::key(uint32_t device, const uint8_t *opts,
   return k;
 }
 
-const BuiltPrograms::Entry *
-BuiltPrograms::find(uint32_t device, const uint8_t *opts, size_t opts_len,
-                    const uint8_t *src, size_t src_len)
+const BuiltPrograms::Entry *BuiltPrograms::find(const std::string &key)
 {
   if (index_.empty())
     return nullptr;
-  auto it = index_.find(key(device, opts, opts_len, src, src_len));
+  auto it = index_.find(key);
   if (it == index_.end())
     return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
   return &it->second->entry;
 }
 
-void BuiltPrograms::keep(uint32_t device, const uint8_t *opts, size_t opts_len,
-                         const uint8_t *src, size_t src_len, cl_program p,
-                         cl_device_id dev, bool cl_2,
-                         const std::vector<uint8_t> &reply)
+void BuiltPrograms::keep(std::string key, cl_program p, cl_device_id dev,
+                         bool cl_2, const std::vector<uint8_t> &reply)
 {
   // An OpenCL 1.x device has no program-scope variables but constants; on a
   // later one, a program whose runtime cannot say is not shared.
@@ -56,15 +52,14 @@ void BuiltPrograms::keep(uint32_t device, const uint8_t *opts, size_t opts_len,
         globals != 0)
       return;
   }
-  std::string k = key(device, opts, opts_len, src, src_len);
-  const size_t bytes = k.size() + reply.size();
-  if (bytes > kMaxBytes / 4 || index_.count(k) != 0)
+  const size_t bytes = key.size() + reply.size();
+  if (bytes > kMaxBytes / 4)
     return;
   while (!lru_.empty() &&
          (lru_.size() >= kMaxEntries || bytes_ + bytes > kMaxBytes))
     drop_last();
   clRetainProgram(p);
-  lru_.push_front(Slot{std::move(k), Entry{p, reply}});
+  lru_.push_front(Slot{std::move(key), Entry{p, reply}});
   index_.emplace(lru_.front().key, lru_.begin());
   bytes_ += bytes;
 }

@@ -38,20 +38,23 @@ public:
   // and no clock (no include, import, __FILE__, __DATE__ or __TIME__).
   static bool shareable_source(const uint8_t *src, size_t len);
 
+  // The key of a build's inputs, made once per build for find and keep.
+  static std::string key(uint32_t device, const uint8_t *opts, size_t opts_len,
+                         const uint8_t *src, size_t src_len);
+
   // The program built before from these inputs, with its reply, or nullptr.
   // The caller retains the program for itself.
   struct Entry {
     cl_program program;
     std::vector<uint8_t> reply; // the BUILD_PROGRAM reply's body
   };
-  const Entry *find(uint32_t device, const uint8_t *opts, size_t opts_len,
-                    const uint8_t *src, size_t src_len);
+  const Entry *find(const std::string &key);
 
-  // Keeps a successful build (retaining `p`), unless it has program-scope
-  // variables; `cl_2` tells whether the device may have them at all.
-  void keep(uint32_t device, const uint8_t *opts, size_t opts_len,
-            const uint8_t *src, size_t src_len, cl_program p, cl_device_id dev,
-            bool cl_2, const std::vector<uint8_t> &reply);
+  // Keeps a successful build that find did not have (retaining `p`),
+  // unless it has program-scope variables; `cl_2` tells whether the device
+  // may have them at all.
+  void keep(std::string key, cl_program p, cl_device_id dev, bool cl_2,
+            const std::vector<uint8_t> &reply);
 
   // Releases every kept program (before the session's contexts go).
   void clear();
@@ -61,8 +64,6 @@ public:
   static constexpr size_t kMaxBytes = 32u << 20; // keys and replies
 
 private:
-  static std::string key(uint32_t device, const uint8_t *opts, size_t opts_len,
-                         const uint8_t *src, size_t src_len);
   struct Slot {
     std::string key;
     Entry entry;

@@ -528,9 +528,11 @@ bool Session::build_program(const Decoded &msg)
                          c.kind == POCL_REMOTE_BUILD_SOURCE &&
                          msg.file_names.empty() &&
                          BuiltPrograms::shareable_source(src, body_len);
+  std::string built_key;
   if (shareable) {
-    if (const BuiltPrograms::Entry *e =
-            built_.find(c.device, opts, c.options_len, src, body_len)) {
+    built_key =
+        BuiltPrograms::key(c.device, opts, c.options_len, src, body_len);
+    if (const BuiltPrograms::Entry *e = built_.find(built_key)) {
       clRetainProgram(e->program);
       keep_program(c.prog_id, e->program);
       LOG_DEBUG(sid_, "program %llu: built before",
@@ -635,8 +637,7 @@ bool Session::build_program(const Decoded &msg)
   LOG_DEBUG(sid_, "program %llu kind %u: %d, %u kernels",
             (unsigned long long)c.prog_id, c.kind, err, br.num_kernels);
   if (shareable && err == CL_SUCCESS && br.build_status == CL_BUILD_SUCCESS)
-    built_.keep(c.device, opts, c.options_len, src, body_len, prog, d->id,
-                d->cl_major >= 2, out);
+    built_.keep(std::move(built_key), prog, d->id, d->cl_major >= 2, out);
   reply(msg.hdr.id, err, out.data(), out.size());
   return true;
 }
