@@ -223,6 +223,10 @@ private:
   // svm.cc
   bool svm_alloc(const Msg &m);
   bool svm_free(const Msg &m);
+  bool svm_read(const Msg &m);
+  bool svm_write(const Msg &m);
+  cl_int svm_host_copy(const pocl_remote_svm_sync &r, void *dst,
+                       const void *src);
   void svm_release_all();
   // The address if [address, address + size) lies in one allocation.
   void *svm_find(uint64_t address, uint64_t size);

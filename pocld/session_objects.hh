@@ -118,6 +118,7 @@ struct SvmAlloc {
   // A native USM allocation's functions (usm.hh), else nullptr: made with
   // clSVMAlloc, for SVM or for USM served on SVM.
   const UsmFns *usm = nullptr;
+  uint32_t device = 0, platform = 0; // Devices' indexes
   // Buffers made on it: a free waits for the last one (`freed`).
   uint32_t buffers = 0;
   bool freed = false;

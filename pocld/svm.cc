@@ -115,6 +115,8 @@ bool Session::svm_alloc(const Msg &m)
       address = page_round(uint64_t(uintptr_t(p)));
       SvmAlloc a{p, ctx, span};
       a.usm = usm;
+      a.device = c.device;
+      a.platform = dev->platform;
       svm_.emplace(address, a);
       ++svm_gen_;
       LOG_DEBUG(sid_, "%s allocation (kind %u) of %llu bytes at %#llx",
@@ -145,6 +147,62 @@ bool Session::svm_free(const Msg &m)
     svm_.erase(it);
   }
   ++svm_gen_;
+  return true;
+}
+
+// The host's pages of a device allocation (the client's remote_usm_host.c):
+// copied at once on the session's transfer queue, so that what the client
+// sends next sees them.
+cl_int Session::svm_host_copy(const pocl_remote_svm_sync &r, void *dst,
+                              const void *src)
+{
+  if (r.size == 0 || svm_find(r.address, r.size) == nullptr)
+    return CL_INVALID_VALUE;
+  const SvmAlloc &a = (--svm_.upper_bound(r.address))->second;
+  Queue q{nullptr, a.device, a.platform, 0, false};
+  cl_int err = CL_SUCCESS;
+  cl_command_queue tq = transfer_queue(q, err);
+  cl_event ev = nullptr;
+  if (tq != nullptr)
+    err = svm_copy(a.usm, tq, dst, src, r.size, 0, nullptr, &ev);
+  if (ev != nullptr) {
+    if (err == CL_SUCCESS)
+      err = clWaitForEvents(1, &ev);
+    clReleaseEvent(ev);
+  }
+  return tq == nullptr && err == CL_SUCCESS ? CL_OUT_OF_RESOURCES : err;
+}
+
+bool Session::svm_read(const Msg &m)
+{
+  auto r = load<pocl_remote_svm_sync>(m.body);
+  cl_int err = CL_INVALID_VALUE;
+  std::vector<uint8_t> bytes;
+  if (r.size <= POCL_REMOTE_MAX_PAYLOAD &&
+      svm_find(r.address, r.size) != nullptr) {
+    bytes.resize(r.size);
+    err = svm_host_copy(r, bytes.data(),
+                        reinterpret_cast<void *>(uintptr_t(r.address)));
+  }
+  if (err != CL_SUCCESS)
+    LOG_ERR(sid_, "host read of %llu bytes at %#llx refused (%d)",
+            (unsigned long long)r.size, (unsigned long long)r.address, err);
+  reply(m.hdr.id, err, err == CL_SUCCESS ? bytes.data() : nullptr,
+        err == CL_SUCCESS ? bytes.size() : 0);
+  return true;
+}
+
+bool Session::svm_write(const Msg &m)
+{
+  auto r = load<pocl_remote_svm_sync>(m.body);
+  cl_int err =
+      r.size == m.hdr.payload_size
+          ? svm_host_copy(r, reinterpret_cast<void *>(uintptr_t(r.address)),
+                          m.payload)
+          : CL_INVALID_VALUE;
+  if (err != CL_SUCCESS)
+    LOG_ERR(sid_, "host write of %llu bytes at %#llx refused (%d)",
+            (unsigned long long)r.size, (unsigned long long)r.address, err);
   return true;
 }
 

@@ -8,6 +8,7 @@
    - SVM pointers outside the session's SVM allocations: kernel arguments,
      reads, fine-grained regions around a kernel;
    - SVM_ALLOC of an unknown kind, or of a USM kind with unknown flags;
+   - SVM_READ and SVM_WRITE outside the allocation or of the wrong size;
    - READ_IMAGE and WRITE_IMAGE (inline bytes and on the data socket) whose
      data size does not match their region: CL_INVALID_VALUE, where pocld
      closed the session before.
@@ -176,6 +177,82 @@ svm_alloc (raw_session *s, uint64_t size)
                          NULL);
 }
 
+/* SVM_READ's status, and its bytes into out (size of them) on success.  */
+static int32_t
+svm_read (raw_session *s, uint64_t address, uint64_t size, void *out)
+{
+  pocl_remote_svm_sync r = { address, size };
+  uint64_t id = ++s->next_id;
+  if (raw_send (s->cmd, POCL_RMSG_SVM_READ, id, &r, sizeof (r), NULL, 0))
+    fail ("SVM_READ: pocld closed the connection");
+  for (;;)
+    {
+      raw_msg m;
+      if (raw_recv (s->cmd, &m, 20000))
+        fail ("SVM_READ: no reply");
+      if (m.h.type == POCL_RMSG_REPLY && m.h.id == id)
+        {
+          int32_t st = m.body.reply.status;
+          if (st == CL_SUCCESS && m.h.payload_size != size)
+            fail ("SVM_READ of %llu bytes: %llu in the reply",
+                  (unsigned long long)size,
+                  (unsigned long long)m.h.payload_size);
+          if (st == CL_SUCCESS)
+            memcpy (out, m.payload, size);
+          free (m.payload);
+          return st;
+        }
+      free (m.payload);
+    }
+}
+
+static void
+svm_write (raw_session *s, uint64_t address, uint64_t size, const void *bytes,
+           uint64_t bytes_size)
+{
+  pocl_remote_svm_sync w = { address, size };
+  if (raw_send (s->cmd, POCL_RMSG_SVM_WRITE, 0, &w, sizeof (w), bytes,
+                bytes_size))
+    fail ("SVM_WRITE: pocld closed the connection");
+}
+
+/* The host's reads and writes of device memory (SVM_READ, SVM_WRITE)
+   outside the allocation a, or with a payload that is not their size, are
+   refused; inside it they land.  */
+static void
+host_access (raw_session *s, uint64_t a)
+{
+  uint8_t bytes[16], back[16];
+  for (int i = 0; i < 16; ++i)
+    bytes[i] = (uint8_t)(0xA0 + i);
+  const uint64_t bad[] = { 0x1000, a - 8, a + 4096 - 8, UINT64_MAX - 7 };
+  for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); ++i)
+    {
+      int32_t st = svm_read (s, bad[i], 16, back);
+      if (st != CL_INVALID_VALUE)
+        fail ("SVM_READ at %#llx: status %d, expected CL_INVALID_VALUE",
+              (unsigned long long)bad[i], st);
+      svm_write (s, bad[i], 16, bytes, 16);
+    }
+  if (svm_read (s, a, 0, back) != CL_INVALID_VALUE)
+    fail ("SVM_READ of 0 bytes: not CL_INVALID_VALUE");
+  if (svm_read (s, a, (uint64_t)1 << 40, back) != CL_INVALID_VALUE)
+    fail ("SVM_READ of 2^40 bytes: not CL_INVALID_VALUE");
+  svm_write (s, a + 64, 16, bytes, 8);
+  svm_write (s, a + 64, 8, bytes, 16);
+  if (svm_read (s, a + 64, 16, back) != CL_SUCCESS)
+    fail ("SVM_READ inside the allocation refused");
+  uint8_t zeros[16] = { 0 };
+  if (memcmp (back, bytes, 16) == 0 && memcmp (back, zeros, 16) != 0)
+    fail ("SVM_WRITE with a payload of the wrong size was taken");
+  svm_write (s, a + 64, 16, bytes, 16);
+  if (svm_read (s, a + 64, 16, back) != CL_SUCCESS
+      || memcmp (back, bytes, 16) != 0)
+    fail ("SVM_WRITE then SVM_READ inside the allocation: other bytes");
+  note ("host reads and writes of device memory outside it, or of the "
+        "wrong size, refused; inside it they land");
+}
+
 /* USM kinds (SVM_ALLOC's kind): one the protocol does not have, and USM
    flags no allocation has, are CL_INVALID_VALUE; a device allocation with
    valid flags is made.  */
@@ -198,6 +275,7 @@ usm_kinds (raw_session *s)
       note ("the server makes no USM device allocation (%d)", st);
       return;
     }
+  host_access (s, a);
   pocl_remote_release rel = { a };
   if (raw_send (s->cmd, POCL_RMSG_SVM_FREE, ++s->next_id, &rel, sizeof (rel),
                 NULL, 0))

@@ -6,7 +6,9 @@
    arguments, a kernel that follows pointers stored in USM memory (indirect
    access), migrations and advice, free and blocking free, copies that wait
    for a user event ahead of a barrier on an out-of-order queue, and the
-   errors of bad arguments.  "local" runs the same checks on the first device that
+   errors of bad arguments, and the host's access to a CPU device's
+   device allocations (kernels' results read, the host's writes used, a
+   thread counting there while commands go).  "local" runs the same checks on the first device that
    is not remote (Intel's OpenCL CPU runtime: remote/usm_intel_local), so
    that local and remote give the same answers; "no-usm-local", on a device
    without USM (PoCL's pthread), checks that it has none and that the
@@ -621,6 +623,117 @@ test_bad_arguments (void)
   CHECK (mem_free (ctx, d));
 }
 
+/* The host writing its counters in a device allocation while the main
+   thread sends commands.  */
+typedef struct host_writer
+{
+  uint32_t *counts;
+  size_t n;
+  unsigned rounds;
+} host_writer;
+
+static void *
+host_write_rounds (void *arg)
+{
+  host_writer *w = arg;
+  for (unsigned r = 0; r < w->rounds; ++r)
+    for (size_t i = 0; i < w->n; ++i)
+      w->counts[i] += 1;
+  return NULL;
+}
+
+/* A CPU device's device allocations are host memory: libraries (oneMKL)
+   compute on them on the host.  Through remote the host sees the server's
+   memory as of its touch, and its writes reach the commands it enqueues
+   after them.  */
+static void
+test_host_access (void)
+{
+  cl_device_type type = 0;
+  CHECK (clGetDeviceInfo (dev, CL_DEVICE_TYPE, sizeof (type), &type, NULL));
+  if (!(type & CL_DEVICE_TYPE_CPU))
+    {
+      note ("not a CPU device: its device allocations are not the host's");
+      return;
+    }
+  /* three pages and a part: the last page is the allocation's in part */
+  const size_t n = 3 * 1024 + 25, bytes = n * sizeof (uint32_t);
+  uint32_t *a = alloc (CL_MEM_TYPE_SHARED_INTEL, bytes, NULL);
+  uint32_t *b = alloc (CL_MEM_TYPE_DEVICE_INTEL, bytes, NULL);
+  uint32_t *d = alloc (CL_MEM_TYPE_DEVICE_INTEL, bytes, NULL);
+  uint32_t *d2 = alloc (CL_MEM_TYPE_DEVICE_INTEL, bytes, NULL);
+  uint32_t *back = xmalloc (bytes);
+  uint32_t seven = 7;
+  for (size_t i = 0; i < n; ++i)
+    a[i] = (uint32_t)i;
+  CHECK (mem_fill (q, b, &seven, sizeof (seven), bytes, 0, NULL, NULL));
+  cl_kernel k = create_kernel (prog, "scale_add");
+  size_t global = n;
+
+  /* a kernel's result, read by the host */
+  CHECK (set_arg (k, 0, d));
+  CHECK (set_arg (k, 1, a));
+  CHECK (set_arg (k, 2, b));
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+  CHECK (clFinish (q));
+  for (size_t i = 0; i < n; ++i)
+    if (d[i] != 3u * (uint32_t)i + 7u)
+      fail ("the host read %u at %zu of a kernel's result, expected %u", d[i],
+            i, 3u * (uint32_t)i + 7u);
+
+  /* the host's writes, every other element, used by a kernel */
+  for (size_t i = 0; i < n; i += 2)
+    d[i] = (uint32_t)i ^ 0x5555u;
+  CHECK (set_arg (k, 0, d2));
+  CHECK (set_arg (k, 1, d));
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+  CHECK (mem_copy (q, CL_TRUE, back, d2, bytes, 0, NULL, NULL));
+  for (size_t i = 0; i < n; ++i)
+    {
+      uint32_t in = i % 2 ? 3u * (uint32_t)i + 7u : (uint32_t)i ^ 0x5555u;
+      if (back[i] != 3u * in + 7u || d2[i] != back[i])
+        fail ("element %zu after the host's write: %u (the host reads %u), "
+              "expected %u",
+              i, back[i], d2[i], 3u * in + 7u);
+    }
+
+  /* a kernel overwrites what the host has read: the host reads the new */
+  CHECK (set_arg (k, 0, d));
+  CHECK (set_arg (k, 1, d2));
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+  CHECK (clFinish (q));
+  for (size_t i = 0; i < n; ++i)
+    if (d[i] != 3u * back[i] + 7u)
+      fail ("the host read %u at %zu after a kernel wrote there, expected %u",
+            d[i], i, 3u * back[i] + 7u);
+
+  /* a thread counts in d while this one sends: no increment is lost */
+  CHECK (mem_fill (q, d, "\0\0\0\0", 4, bytes, 0, NULL, NULL));
+  CHECK (clFinish (q));
+  host_writer w = { d, n, 2000 };
+  pthread_t t;
+  if (pthread_create (&t, NULL, host_write_rounds, &w) != 0)
+    fail ("pthread_create");
+  for (int i = 0; i < 300; ++i)
+    {
+      CHECK (mem_fill (q, b, &seven, sizeof (seven), bytes, 0, NULL, NULL));
+      CHECK (clFlush (q));
+    }
+  pthread_join (t, NULL);
+  CHECK (mem_copy (q, CL_TRUE, back, d, bytes, 0, NULL, NULL));
+  for (size_t i = 0; i < n; ++i)
+    if (back[i] != w.rounds || d[i] != w.rounds)
+      fail ("counter %zu: the server has %u, the host reads %u, expected %u",
+            i, back[i], d[i], w.rounds);
+
+  CHECK (clReleaseKernel (k));
+  CHECK (mem_free (ctx, a));
+  CHECK (mem_free (ctx, b));
+  CHECK (mem_free (ctx, d));
+  CHECK (mem_free (ctx, d2));
+  free (back);
+}
+
 /* A device without USM: no extension, its queries refused, allocations
    refused, commands refused.  */
 static int
@@ -683,6 +796,8 @@ main (int argc, char **argv)
   run_sub ("free and blocking free", test_free, 120);
   run_sub ("copies held before a barrier", test_held_before_barrier, 60);
   run_sub ("bad arguments", test_bad_arguments, 60);
+  run_sub ("the host's access to a CPU device's device allocations",
+           test_host_access, 120);
   if (sub_hung)
     return sub_finish ("");
   clReleaseProgram (prog);

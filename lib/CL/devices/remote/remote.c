@@ -190,6 +190,7 @@ static const remote_channel_handlers remote_handlers = {
   pocl_remote_complete,
   pocl_remote_complete_deferred,
   pocl_remote_server_gone,
+  pocl_remote_usm_host_flush,
 };
 
 /* The device's session died (its session process crashed in a vendor

@@ -210,6 +210,16 @@ int pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
    frees it.  */
 void pocl_remote_svm_done (remote_event *re, cl_int status);
 
+/* remote_usm_host.c: the host's access to USM device allocations of a
+   CPU device.  add serves [addr, addr + span) (mapped read-write, the
+   allocation's `size` bytes on server s) from the server: 0, or -1 when it
+   cannot.  remove stops it, before the range is unmapped.  */
+int pocl_remote_usm_host_add (remote_server *s, void *addr, size_t size,
+                              size_t span);
+void pocl_remote_usm_host_remove (void *addr);
+/* the handler before_send: writes back what the host changed */
+void pocl_remote_usm_host_flush (remote_server *s);
+
 /* remote_submit.c: the channel's handlers (remote_channel_handlers),
    registered by remote.c.  A command's completion: */
 void pocl_remote_complete (remote_server *s, remote_inflight *f,

@@ -4,7 +4,8 @@
    mapped at the same address here, so that pointers stored in SVM memory
    mean the same on both sides.  USM host and shared allocations are kept
    as fine-grained ones; a USM device allocation is the server's alone (its
-   range only reserved here), as coarse-grained memory never mapped.
+   range only reserved here, or served to the host on demand for a CPU
+   device: remote_usm_host.c), as coarse-grained memory never mapped.
    Coarse-grained allocations are the server's between maps: a map reads
    the region into the host copy, an unmap writes back what was mapped for
    writing.  Fine-grained ones are the host copy's between kernels: every
@@ -163,7 +164,8 @@ server_free (remote_server *s, uint64_t addr)
 
 /* An allocation of `kind` (POCL_REMOTE_ALLOC_*) with the server's flags
    for it.  The host copy of a USM device allocation is an address range
-   kept reserved, never touched: its one copy is the server's.  */
+   kept reserved, never touched (a CPU device's: served on demand): its one
+   copy is the server's.  */
 static void *
 alloc_kind (cl_device_id dev, uint32_t kind, uint64_t flags, size_t size)
 {
@@ -184,6 +186,8 @@ alloc_kind (cl_device_id dev, uint32_t kind, uint64_t flags, size_t size)
   req.device = d->server_device;
   req.kind = kind;
   int reserve = kind == POCL_REMOTE_ALLOC_USM_DEVICE;
+  /* host code reaches a CPU device's memory (remote_usm_host.c) */
+  int hosted = reserve && (dev->type & CL_DEVICE_TYPE_CPU);
   while (got == NULL && ntaken < SVM_ALLOC_TRIES)
     {
       void *reply = NULL;
@@ -200,7 +204,8 @@ alloc_kind (cl_device_id dev, uint32_t kind, uint64_t flags, size_t size)
       memcpy (&addr, reply, sizeof (addr));
       free (reply);
       void *p = mmap ((void *)(uintptr_t)addr, span,
-                      reserve ? PROT_NONE : PROT_READ | PROT_WRITE,
+                      reserve && !hosted ? PROT_NONE
+                                         : PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE
                           | (reserve ? MAP_NORESERVE : 0),
                       -1, 0);
@@ -223,6 +228,8 @@ alloc_kind (cl_device_id dev, uint32_t kind, uint64_t flags, size_t size)
       free (a);
       return NULL;
     }
+  if (hosted && pocl_remote_usm_host_add (s, got, size, span) != 0)
+    mprotect (got, span, PROT_NONE);
   a->addr = got;
   a->size = size;
   a->span = span;
@@ -279,6 +286,7 @@ remote_svm_free_op (cl_device_id dev, void *ptr)
   pthread_mutex_unlock (&svm_lock);
   if (a == NULL)
     return;
+  pocl_remote_usm_host_remove (a->addr);
   munmap (a->addr, a->span);
   server_free (a->server, (uint64_t)(uintptr_t)a->addr);
   remote_svm_map *m, *t;

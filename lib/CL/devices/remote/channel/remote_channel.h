@@ -54,6 +54,9 @@ struct remote_server
   /* bit i: a peer link to server i is up; set under the servers lock, read
      lock-free on the command path, hence atomic */
   uint64_t peers;
+  /* atomic: the host holds pages of the server's memory, to write back
+     before the next message (remote_channel_handlers.before_send) */
+  int host_copies;
   /* bit i: a CONNECT_PEER to server i awaits its reply (servers lock) */
   uint64_t linking;
   /* bytes this client sent and received on the server's sockets, and bytes
@@ -181,6 +184,9 @@ typedef struct remote_channel_handlers
   void (*after_message) (void);
   /* The session is lost for good, its commands about to fail.  */
   void (*server_lost) (remote_server *s);
+  /* Before a message to s while s->host_copies is set, no locks held:
+     the driver writes back what the host changed in server memory.  */
+  void (*before_send) (remote_server *s);
 } remote_channel_handlers;
 void pocl_remote_channel_setup (const remote_channel_handlers *h);
 

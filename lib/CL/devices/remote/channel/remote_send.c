@@ -448,6 +448,9 @@ pocl_remote_send_ref (remote_server *s, int data_socket, uint32_t type,
   uint64_t total = 0;
 
   assert (payload_count <= 6);
+  if (__builtin_expect (__atomic_load_n (&s->host_copies, __ATOMIC_ACQUIRE),
+                        0))
+    pocl_remote_handlers.before_send (s);
   for (i = 0; i < payload_count; ++i)
     total += payload[i].iov_len;
   h.type = type;
