@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """dpnp (NumPy on SYCL) on a remote device: the SYCL runtime sees PoCL's remote
 device as an OpenCL device; arrays live on the server, dpnp's kernels run
-there. The functions that dpnp hands to oneMKL (sin, matmul, ...) are left
-out: for a CPU device oneMKL computes on the calling host, on memory that is
-the server's (doc/clients.md, SYCL).
+there. What dpnp hands to oneMKL (sin, matmul) runs on this host, as oneMKL
+does for any CPU device, on the server's memory, which the remote device reads
+and writes back as the host touches it (doc/device-info.md, Unified shared
+memory).
 
 Run it with examples/remote/run_dpnp.sh, which starts a pocld on loopback over
 Intel's OpenCL CPU runtime and points this program at it. Checks the results
@@ -37,6 +38,12 @@ def main():
         total = int(dpnp.sum(y))                           # reductions, there
         top = int(dpnp.max(y))
         even = int(dpnp.count_nonzero(y % 2 == 0))
+        # oneMKL: sin(0) and sin(pi/2) exactly; a matrix product of small
+        # integers, exact in float32
+        s = dpnp.sin(dpnp.asarray([0.0, dpnp.pi / 2], dtype=dpnp.float32, device=dev))
+        sines = [float(v) for v in dpnp.asnumpy(s)]
+        m = dpnp.arange(16, dtype=dpnp.float32, device=dev).reshape(4, 4)
+        trace = int(dpnp.trace(dpnp.matmul(m, m)))
     except Exception as exc:  # the runtime's own error, named: e.g. no USM on the device
         print("dpnp_remote: FAIL: %s: %s" % (type(exc).__name__, exc))
         return 1
@@ -44,8 +51,14 @@ def main():
     if (total, top, even) != want:
         print("dpnp_remote: FAIL: sum, max, evens %s, expected %s" % ((total, top, even), want))
         return 1
-    print("dpnp_remote: y = 3x + 1 over %d elements: sum %d, max %d, %d even: OK"
-          % (n, total, top, even))
+    # trace(m @ m) = sum over i, k of m[i][k] * m[k][i], m[i][k] = 4i + k
+    want_trace = sum((4 * i + k) * (4 * k + i) for i in range(4) for k in range(4))
+    if sines != [0.0, 1.0] or trace != want_trace:
+        print("dpnp_remote: FAIL: sin %s, trace of m @ m %d, expected [0.0, 1.0] and %d"
+              % (sines, trace, want_trace))
+        return 1
+    print("dpnp_remote: y = 3x + 1 over %d elements: sum %d, max %d, %d even; "
+          "oneMKL's sin and matmul on the host: OK" % (n, total, top, even))
     return 0
 
 

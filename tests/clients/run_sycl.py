@@ -12,7 +12,8 @@ adapter is built into the UR loader, and a selector naming the backend ('opencl:
 filters it out and finds no device.
 
 By default only the CI subset runs: the files of the table "PACKAGE: the CI subset" of
-doc/clients.md. --full runs the whole suite (without the tests the package marks slow).
+doc/clients.md. --full runs the whole suite (without the tests the package marks slow),
+or the files that CLIENTS_SYCL_FILES names (paths from site-packages, space-separated).
 Verdict (pytest_compare.py) against the table "PACKAGE: tests that differ"; a run that
 crashes goes on without the test it crashed in, which counts as "crashed".
 Exit status 77 (CTest SKIP_RETURN_CODE) if the package is not installed, or with --full
@@ -72,7 +73,14 @@ def main():
         return 77
 
     if args.full:
-        targets = [os.path.join(site, pkg, "tests")]
+        files = os.environ.get("CLIENTS_SYCL_FILES", "").split()
+        targets = [os.path.join(site, f) for f in files] or [os.path.join(site, pkg, "tests")]
+        missing = [f for f in files
+                   if not f.startswith(pkg + "/") or not os.path.exists(os.path.join(site, f))]
+        if missing:
+            suite.log("FAIL: CLIENTS_SYCL_FILES names what %s does not have: %s (paths from "
+                      "site-packages, e.g. %s/tests/test_x.py)" % (pkg, " ".join(missing), pkg))
+            return 1
     else:
         subset = read_rows(args.exceptions, "%s: the CI subset" % pkg, (pkg + "/",))
         if not subset:
