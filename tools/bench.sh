@@ -27,8 +27,8 @@ On this machine (loopback, the build's pthread device; BUILD_DIR, POCLD, POCLD_E
   sycl-chain [CHAINS]           the same chain as a SYCL runtime submits it: an out-of-order
                                 queue, each kernel waiting for the previous one's event
   sycl-dpnp [N [REPS]]          dpnp (Intel's SYCL runtime): arange, 3x + 1 and a sum over N
-                                floats, a max and a count, natively on Intel's OpenCL CPU
-                                runtime and through remote over it
+                                floats, a max and a count, oneMKL's sin, natively on Intel's
+                                OpenCL CPU runtime and through remote over it
   sycl [N [REPS]]               the SYCL figures in one run: sycl-dpnp, then overhead's
                                 parts events (the out-of-order chain) and cmdbuf
   usm [ITERATIONS]              usm_bench: a kernel launch on USM device, host and shared

@@ -5,8 +5,10 @@ sycl-dpnp runs it natively on Intel's OpenCL CPU runtime and through remote).
 Prints one line per workload, 'LABEL WORKLOAD: median X ms (min Y ms, REPS runs)':
   elementwise: arange(N) float32, 3x + 1, its sum to a host float
   reductions:  the max and the count of elements above N/2 of that arange
-(dpnp's own kernels: what it hands to oneMKL, sin or matmul, runs on the host
-for a CPU device, which through remote it cannot; doc/clients.md, SYCL.)
+  onemkl-sin:  sin of that arange and its sum: oneMKL's vector math, which runs
+               on the host for a CPU device, on device memory (through remote,
+               read from the server as it is touched and written back;
+               doc/device-info.md, Unified shared memory)
 Two warm-up runs of each first (kernel builds). Exits 1 with the runtime's error
 named if the device cannot run them (e.g. no USM).
 """
@@ -26,6 +28,10 @@ def elementwise(dev, n):
 
 def reductions(x, n):
     return float(dpnp.max(x)), int(dpnp.count_nonzero(x > n // 2))
+
+
+def onemkl_sin(x):
+    return float(dpnp.sum(dpnp.sin(x)))
 
 
 def timed(fn, reps):
@@ -48,7 +54,8 @@ def main():
     try:
         x = dpnp.arange(n, dtype=dpnp.float32, device=dev)
         work = (("elementwise", "n=%d" % n, lambda: elementwise(dev, n)),
-                ("reductions", "n=%d" % n, lambda: reductions(x, n)))
+                ("reductions", "n=%d" % n, lambda: reductions(x, n)),
+                ("onemkl-sin", "n=%d" % n, lambda: onemkl_sin(x)))
         for name, size, fn in work:
             med, low = timed(fn, reps)
             print("%s %s %s: median %.3f ms (min %.3f ms, %d runs)"

@@ -81,8 +81,10 @@ static usm_host_alloc *host_allocs;
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static int uffd = -1;
 static size_t page;
-/* this thread sends for the pages themselves: no write-back first */
-static __thread int host_sending;
+/* Set while a thread sends for the pages themselves (the fault thread,
+   a write-back): no write-back first.  A pthread key, not __thread (see
+   remote_submit.c's reader key).  */
+static pthread_key_t sending_key;
 
 static void *host_fault_loop (void *arg);
 
@@ -90,6 +92,8 @@ static void
 host_init (void)
 {
   page = (size_t)sysconf (_SC_PAGESIZE);
+  if (pthread_key_create (&sending_key, NULL) != 0)
+    return;
   int fd = (int)syscall (SYS_userfaultfd,
                          O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
   if (fd < 0)
@@ -115,7 +119,7 @@ host_init (void)
       return;
     }
   pthread_detach (t);
-  uffd = fd;
+  __atomic_store_n (&uffd, fd, __ATOMIC_RELEASE);
 }
 
 static usm_host_alloc *
@@ -181,7 +185,7 @@ free_host (usm_host_alloc *a)
 void
 pocl_remote_usm_host_remove (void *addr)
 {
-  if (uffd < 0)
+  if (__atomic_load_n (&uffd, __ATOMIC_ACQUIRE) < 0)
     return;
   pthread_mutex_lock (&host_lock);
   usm_host_alloc *a = find_host (addr);
@@ -314,7 +318,7 @@ static void *
 host_fault_loop (void *arg)
 {
   (void)arg;
-  host_sending = 1;
+  pthread_setspecific (sending_key, (void *)1);
   for (;;)
     {
       struct pollfd p = { uffd, POLLIN, 0 };
@@ -410,9 +414,10 @@ host_put_back (usm_host_alloc *a, size_t first, size_t n)
 void
 pocl_remote_usm_host_flush (remote_server *s)
 {
-  if (host_sending)
+  if (__atomic_load_n (&uffd, __ATOMIC_ACQUIRE) < 0
+      || pthread_getspecific (sending_key) != NULL)
     return;
-  host_sending = 1;
+  pthread_setspecific (sending_key, (void *)1);
   pthread_mutex_lock (&host_lock);
   int left = 0;
   usm_host_alloc *a;
@@ -439,5 +444,5 @@ pocl_remote_usm_host_flush (remote_server *s)
      for the lock, after these write-backs */
   __atomic_store_n (&s->host_copies, left, __ATOMIC_RELEASE);
   pthread_mutex_unlock (&host_lock);
-  host_sending = 0;
+  pthread_setspecific (sending_key, NULL);
 }
