@@ -8,9 +8,10 @@
    for a user event ahead of a barrier on an out-of-order queue, and the
    errors of bad arguments, and the host's access to a CPU device's
    device allocations (kernels' results read, the host's writes used, a
-   thread counting there while commands go).  "local" runs the same checks on the first device that
-   is not remote (Intel's OpenCL CPU runtime: remote/usm_intel_local), so
-   that local and remote give the same answers; "no-usm-local", on a device
+   thread counting there while commands go, buffer transfers on it).
+   "local" runs the same checks on the first device that is not remote
+   (Intel's OpenCL CPU runtime: remote/usm_intel_local), so that local and
+   remote give the same answers; "no-usm-local", on a device
    without USM (PoCL's pthread), checks that it has none and that the
    functions say so.  */
 
@@ -725,6 +726,38 @@ test_host_access (void)
     if (back[i] != w.rounds || d[i] != w.rounds)
       fail ("counter %zu: the server has %u, the host reads %u, expected %u",
             i, back[i], d[i], w.rounds);
+
+  /* a buffer read into and written from device memory: locally host
+     memory; through remote the command fails (doc/device-info.md), and
+     the session goes on */
+  char name[256];
+  CHECK (clGetDeviceInfo (dev, CL_DEVICE_NAME, sizeof (name), name, NULL));
+  int remote = strstr (name, REMOTE_NAME_PART) != NULL;
+  cl_int err = CL_SUCCESS;
+  cl_mem buf = clCreateBuffer (ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  cl_event ev[2];
+  CHECK (clEnqueueWriteBuffer (q, buf, CL_FALSE, 0, bytes, d, 0, NULL,
+                               &ev[0]));
+  CHECK (clEnqueueReadBuffer (q, buf, CL_FALSE, 0, bytes, d2, 0, NULL,
+                              &ev[1]));
+  clWaitForEvents (2, ev);
+  for (int i = 0; i < 2; ++i)
+    {
+      cl_int st = 0;
+      CHECK (clGetEventInfo (ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                             sizeof (st), &st, NULL));
+      if (remote ? st >= 0 : st != CL_COMPLETE)
+        fail ("a buffer %s device memory: status %d",
+              i ? "read into" : "written from", st);
+      CHECK (clReleaseEvent (ev[i]));
+    }
+  CHECK (clReleaseMemObject (buf));
+  CHECK (mem_copy (q, CL_TRUE, back, d, bytes, 0, NULL, NULL));
+  for (size_t i = 0; i < n; ++i)
+    if (back[i] != w.rounds || (!remote && d2[i] != w.rounds))
+      fail ("after the buffer's read and write, element %zu: %u/%u", i,
+            back[i], d2[i]);
 
   CHECK (clReleaseKernel (k));
   CHECK (mem_free (ctx, a));

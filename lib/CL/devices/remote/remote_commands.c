@@ -269,6 +269,19 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
   int r = enc (&x);
   if (r != REMOTE_ENC_MEM)
     return r;
+  /* A transfer's host memory in a device allocation that the host reaches
+     by faults (remote_usm_host.c): the faults of this thread's send, or of
+     the reader's copy of the result, would wait for that send and that
+     reader.  */
+  if (pocl_remote_usm_host_holds (x.data, x.data_size)
+      || pocl_remote_usm_host_holds (re->inflight.dst, re->inflight.dst_size))
+    {
+      POCL_MSG_ERR ("remote: %s with its host memory in a device "
+                    "allocation: not supported, the command fails\n",
+                    pocl_command_to_str (t));
+      free (x.packed);
+      return -2;
+    }
   r = pocl_remote_send_mem (s, x.type, re, &x.m, waits, x.data, x.data_size,
                             x.packed != NULL);
   free (x.packed);

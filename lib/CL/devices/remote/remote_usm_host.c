@@ -78,6 +78,7 @@ typedef struct usm_host_alloc
 
 static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
 static usm_host_alloc *host_allocs;
+static unsigned host_count; /* atomic: entries of host_allocs */
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static int uffd = -1;
 static size_t page;
@@ -170,6 +171,7 @@ pocl_remote_usm_host_add (remote_server *s, void *addr, size_t size,
   a->server = s;
   pthread_mutex_lock (&host_lock);
   LL_PREPEND (host_allocs, a);
+  __atomic_fetch_add (&host_count, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock (&host_lock);
   return 0;
 }
@@ -192,6 +194,7 @@ pocl_remote_usm_host_remove (void *addr)
   if (a != NULL)
     {
       LL_DELETE (host_allocs, a);
+      __atomic_fetch_sub (&host_count, 1, __ATOMIC_RELAXED);
       if (a->filling)
         {
           a->gone = 1;
@@ -203,6 +206,23 @@ pocl_remote_usm_host_remove (void *addr)
      still faulting there: its access then fails as any after a free  */
   if (a != NULL)
     free_host (a);
+}
+
+int
+pocl_remote_usm_host_holds (const void *p, size_t n)
+{
+  if (p == NULL || __atomic_load_n (&host_count, __ATOMIC_RELAXED) == 0)
+    return 0;
+  const char *b = p, *e = b + n;
+  int r = 0;
+  usm_host_alloc *a;
+  pthread_mutex_lock (&host_lock);
+  LL_FOREACH (host_allocs, a)
+  {
+    r |= b < a->addr + a->span && e > a->addr;
+  }
+  pthread_mutex_unlock (&host_lock);
+  return r;
 }
 
 /* Reads pages [first, first + n) of a from the server into what it keeps.
