@@ -111,7 +111,8 @@ host_init (void)
   pthread_t t;
   if (ioctl (fd, UFFDIO_API, &api) != 0
       || !(api.features & UFFD_FEATURE_PAGEFAULT_FLAG_WP)
-      || pthread_create (&t, NULL, host_fault_loop, NULL) != 0)
+      || pthread_create (&t, NULL, host_fault_loop, (void *)(intptr_t)fd)
+             != 0)
     {
       POCL_MSG_PRINT_MEMORY ("remote: userfaultfd without write protection: "
                              "USM device allocations are not "
@@ -337,15 +338,16 @@ host_fault (char *addr, int wp)
 static void *
 host_fault_loop (void *arg)
 {
-  (void)arg;
+  /* the descriptor comes as the argument: `uffd` is set after this starts */
+  int fd = (int)(intptr_t)arg;
   pthread_setspecific (sending_key, (void *)1);
   for (;;)
     {
-      struct pollfd p = { uffd, POLLIN, 0 };
+      struct pollfd p = { fd, POLLIN, 0 };
       if (poll (&p, 1, -1) < 0 && errno != EINTR)
         return NULL;
       struct uffd_msg msg;
-      ssize_t r = read (uffd, &msg, sizeof (msg));
+      ssize_t r = read (fd, &msg, sizeof (msg));
       if (r != (ssize_t)sizeof (msg) || msg.event != UFFD_EVENT_PAGEFAULT)
         continue;
       host_fault ((char *)(uintptr_t)(msg.arg.pagefault.address
