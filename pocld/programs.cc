@@ -716,4 +716,41 @@ bool Session::create_kernel(const Decoded &d)
   return true;
 }
 
+// The runtime's own answer: the client's PoCL knows nothing of what the
+// server's compiler decided (sub-group sizes, spills).
+bool Session::kernel_info(const Msg &m)
+{
+  auto c = load<pocl_remote_kernel_info>(m.body);
+  auto kit = kernels_.find(c.kernel_id);
+  cl_int err = CL_SUCCESS;
+  if (c.device >= devs_.devices.size())
+    err = CL_INVALID_DEVICE;
+  else if (kit == kernels_.end())
+    err = CL_INVALID_KERNEL;
+  else if (c.kind > POCL_REMOTE_KINFO_SUB_GROUP ||
+           c.input_size != m.hdr.payload_size)
+    err = CL_INVALID_VALUE;
+  std::vector<uint8_t> value;
+  size_t size = 0;
+  auto query = [&](size_t n, void *v, size_t *ret) {
+    cl_device_id dev = devs_.devices[c.device].id;
+    if (c.kind == POCL_REMOTE_KINFO_WORK_GROUP)
+      return clGetKernelWorkGroupInfo(kit->second.k, dev, c.param, n, v, ret);
+    return clGetKernelSubGroupInfo(kit->second.k, dev, c.param, c.input_size,
+                                   c.input_size ? m.payload : nullptr, n, v,
+                                   ret);
+  };
+  if (err == CL_SUCCESS)
+    err = query(0, nullptr, &size);
+  if (err == CL_SUCCESS && size > POCL_REMOTE_MAX_KINFO_VALUE)
+    err = CL_OUT_OF_RESOURCES;
+  if (err == CL_SUCCESS) {
+    value.resize(size);
+    err = query(size, value.data(), nullptr);
+  }
+  reply(m.hdr.id, err, err == CL_SUCCESS ? value.data() : nullptr,
+        err == CL_SUCCESS ? value.size() : 0);
+  return true;
+}
+
 } // namespace pocld

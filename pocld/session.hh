@@ -223,6 +223,7 @@ private:
   // svm.cc
   bool svm_alloc(const Msg &m);
   bool svm_free(const Msg &m);
+  bool kernel_info(const Msg &m);
   bool svm_read(const Msg &m);
   bool svm_write(const Msg &m);
   cl_int svm_host_copy(const pocl_remote_svm_sync &r, void *dst,

@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 22u
+#define POCL_REMOTE_PROTOCOL_VERSION 23u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -402,6 +402,23 @@ typedef struct pocl_remote_create_kernel
   uint32_t name_len; /* payload: the name, no NUL */
 } pocl_remote_create_kernel;
 
+/* KERNEL_INFO's kinds: clGetKernelWorkGroupInfo or
+   clGetKernelSubGroupInfo.  */
+#define POCL_REMOTE_KINFO_WORK_GROUP 0u
+#define POCL_REMOTE_KINFO_SUB_GROUP 1u
+/* the most input a KERNEL_INFO carries (clGetKernelSubGroupInfo's local
+   size or count) and the most value its REPLY does */
+#define POCL_REMOTE_MAX_KINFO_INPUT 64u
+#define POCL_REMOTE_MAX_KINFO_VALUE 4096u
+typedef struct pocl_remote_kernel_info
+{
+  uint64_t kernel_id;
+  uint32_t device;
+  uint32_t kind;       /* POCL_REMOTE_KINFO_* */
+  uint32_t param;      /* cl_kernel_work_group_info or _sub_group_info */
+  uint32_t input_size; /* payload: the input value */
+} pocl_remote_kernel_info;
+
 typedef struct pocl_remote_create_sampler
 {
   uint64_t sampler_id;
@@ -698,6 +715,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_get_program_binary) == 16,
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_meta) == 96, "km");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg_meta) == 32, "am");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_kernel) == 24, "ck");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_info) == 24, "ki");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_sampler) == 24, "cs");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_release) == 8, "rel");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_notify) == 16, "notify");

@@ -97,8 +97,6 @@ declare -A allowed=(
   [CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]="USM as served: access only"
   [CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL]="USM as served: none"
   [CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL]="USM as served: none"
-  # Sub-groups are hidden.
-  [CL_DEVICE_SUB_GROUP_SIZES_INTEL]="cl_intel_required_subgroup_size hidden"
 )
 mem_keys="CL_DEVICE_GLOBAL_MEM_SIZE CL_DEVICE_MAX_MEM_ALLOC_SIZE CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE"
 

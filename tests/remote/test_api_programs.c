@@ -32,6 +32,10 @@
      does not list (those the remote device hides); on PoCL's CPU device,
      one for each listed extension it defines (cl_khr_command_buffer too,
      which the remote device serves itself).
+   - Where the device lists cl_intel_required_subgroup_size: its sub-group
+     sizes, and a kernel that requires one of them answers it to
+     clGetKernelSubGroupInfo (the compiled and the largest size for a local
+     size), runs with it (get_sub_group_size), and answers its spill size.
    - A 3-D NDRange with a global offset and a local size: every work-item's
      global, local and group ids.
    - A __private struct holding a long16: 128-byte aligned in every
@@ -49,6 +53,8 @@
 
 #define TEST_NAME "api_programs"
 #include "remote_test_util.c"
+
+#include <CL/cl_ext.h>
 
 static cl_device_id dev;
 static cl_context ctx;
@@ -997,6 +1003,72 @@ test_images (void)
   free (lg);
 }
 
+static const char *reqd_sg_src
+    = "__attribute__ ((intel_reqd_sub_group_size (SG)))\n"
+      "__kernel void sg (__global uint *out) {\n"
+      "  out[get_global_id (0)] = get_sub_group_size (); }\n";
+
+/* cl_intel_required_subgroup_size: the server's compiler makes the
+   sub-groups, so its answers are the device's (SYCL runtimes lay out data
+   by them).  */
+static void
+test_sub_group_sizes (void)
+{
+  char ext[8192];
+  CHECK (clGetDeviceInfo (dev, CL_DEVICE_EXTENSIONS, sizeof (ext), ext, NULL));
+  if (strstr (ext, "cl_intel_required_subgroup_size") == NULL)
+    {
+      note ("no cl_intel_required_subgroup_size: sub-group sizes not tried");
+      return;
+    }
+  size_t sizes[32], n = 0;
+  CHECK (clGetDeviceInfo (dev, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof (sizes),
+                          sizes, &n));
+  n /= sizeof (size_t);
+  if (n == 0)
+    fail ("CL_DEVICE_SUB_GROUP_SIZES_INTEL: no size");
+  size_t sg = sizes[n > 1 ? 1 : 0], local = 4 * sg, global = 2 * local;
+  char opts[64];
+  snprintf (opts, sizeof (opts), "-DSG=%zu", sg);
+  cl_program p = build_program (ctx, dev, reqd_sg_src, opts);
+  cl_kernel k = create_kernel (p, "sg");
+  size_t got = 0;
+  CHECK (clGetKernelSubGroupInfo (k, dev, CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL,
+                                  0, NULL, sizeof (got), &got, NULL));
+  if (got != sg)
+    fail ("CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL: %zu, required %zu", got,
+          sg);
+  got = 0;
+  CHECK (clGetKernelSubGroupInfo (
+      k, dev, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof (local), &local,
+      sizeof (got), &got, NULL));
+  if (got != sg)
+    fail ("CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE: %zu, required %zu", got,
+          sg);
+  cl_ulong spill = 0;
+  CHECK (clGetKernelWorkGroupInfo (k, dev, CL_KERNEL_SPILL_MEM_SIZE_INTEL,
+                                   sizeof (spill), &spill, NULL));
+  cl_int err;
+  cl_mem out = clCreateBuffer (ctx, CL_MEM_READ_WRITE,
+                               global * sizeof (cl_uint), NULL, &err);
+  CHECK_ERR (err, "clCreateBuffer");
+  CHECK (clSetKernelArg (k, 0, sizeof (out), &out));
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &global, &local, 0, NULL,
+                                 NULL));
+  cl_uint back[1024];
+  CHECK (clEnqueueReadBuffer (q, out, CL_TRUE, 0, global * sizeof (cl_uint),
+                              back, 0, NULL, NULL));
+  for (size_t i = 0; i < global; ++i)
+    if (back[i] != sg)
+      fail ("work-item %zu: get_sub_group_size () %u, required %zu", i,
+            back[i], sg);
+  note ("%zu sub-group sizes; a kernel requiring %zu answers and runs it", n,
+        sg);
+  clReleaseMemObject (out);
+  clReleaseKernel (k);
+  clReleaseProgram (p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1015,6 +1087,7 @@ main (int argc, char **argv)
   run_sub ("NDRange offsets and local sizes", test_ndrange_ids, 60);
   run_sub ("private alignment", test_private_alignment, 60);
   run_sub ("kernel metadata", test_kernel_metadata, 60);
+  run_sub ("sub-group sizes", test_sub_group_sizes, 60);
   run_sub ("extension macros", test_extension_macros, 60);
   run_sub ("images and samplers", test_images, 60);
 

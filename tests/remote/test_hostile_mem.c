@@ -9,6 +9,7 @@
      reads, fine-grained regions around a kernel;
    - SVM_ALLOC of an unknown kind, or of a USM kind with unknown flags;
    - SVM_READ and SVM_WRITE outside the allocation or of the wrong size;
+   - KERNEL_INFO of an unknown kernel or kind, or with short input;
    - READ_IMAGE and WRITE_IMAGE (inline bytes and on the data socket) whose
      data size does not match their region: CL_INVALID_VALUE, where pocld
      closed the session before.
@@ -251,6 +252,58 @@ host_access (raw_session *s, uint64_t a)
     fail ("SVM_WRITE then SVM_READ inside the allocation: other bytes");
   note ("host reads and writes of device memory outside it, or of the "
         "wrong size, refused; inside it they land");
+}
+
+/* KERNEL_INFO's status for a kernel id, kind and input.  */
+static int32_t
+kernel_info (raw_session *s, uint64_t kernel, uint32_t kind,
+             uint32_t input_size, const void *input, uint64_t input_sent)
+{
+  pocl_remote_kernel_info k;
+  memset (&k, 0, sizeof (k));
+  k.kernel_id = kernel;
+  k.kind = kind;
+  k.param = CL_KERNEL_WORK_GROUP_SIZE;
+  k.input_size = input_size;
+  uint64_t id = ++s->next_id;
+  if (raw_send (s->cmd, POCL_RMSG_KERNEL_INFO, id, &k, sizeof (k), input,
+                input_sent))
+    fail ("KERNEL_INFO: pocld closed the connection");
+  for (;;)
+    {
+      raw_msg m;
+      if (raw_recv (s->cmd, &m, 20000))
+        fail ("KERNEL_INFO: no reply");
+      free (m.payload);
+      if (m.h.type == POCL_RMSG_REPLY && m.h.id == id)
+        return m.body.reply.status;
+    }
+}
+
+/* Kernel queries of a kernel the session does not have, of an unknown
+   kind, or whose input is not its announced size are refused; a good one
+   of kernel 0x300 (sub_buffer_args) is answered.  */
+static void
+kernel_queries (raw_session *s)
+{
+  uint8_t in[8] = { 0 };
+  int32_t st;
+  if ((st = kernel_info (s, 987654, POCL_REMOTE_KINFO_WORK_GROUP, 0, NULL, 0))
+      != CL_INVALID_KERNEL)
+    fail ("KERNEL_INFO of an unknown kernel: %d, expected CL_INVALID_KERNEL",
+          st);
+  if ((st = kernel_info (s, 0x300, 7, 0, NULL, 0)) != CL_INVALID_VALUE)
+    fail ("KERNEL_INFO of kind 7: %d, expected CL_INVALID_VALUE", st);
+  if ((st = kernel_info (s, 0x300, POCL_REMOTE_KINFO_SUB_GROUP, 16, in, 8))
+      != CL_INVALID_VALUE)
+    fail ("KERNEL_INFO with 8 of 16 input bytes: %d, expected "
+          "CL_INVALID_VALUE",
+          st);
+  if ((st = kernel_info (s, 0x300, POCL_REMOTE_KINFO_WORK_GROUP, 0, NULL, 0))
+      != CL_SUCCESS)
+    fail ("KERNEL_INFO of CL_KERNEL_WORK_GROUP_SIZE: %d", st);
+  note ("kernel queries of an unknown kernel, kind or input size refused, a "
+        "good one answered");
 }
 
 /* USM kinds (SVM_ALLOC's kind): one the protocol does not have, and USM
@@ -670,6 +723,7 @@ main (void)
   raw_open (&s);
   raw_create_queue (&s, 1);
   sub_buffer_args (&s);
+  kernel_queries (&s);
   svm_pointers (&s);
   usm_kinds (&s);
   image_sizes (&s);

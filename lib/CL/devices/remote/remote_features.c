@@ -38,6 +38,8 @@ static const char *const served_extensions[] = {
   "cl_ext_float_atomics",
   "cl_ext_cxx_for_opencl",
   "cl_intel_bfloat16*",
+  /* and its device query; its kernel queries are forwarded (KERNEL_INFO) */
+  "cl_intel_required_subgroup_size",
   "cl_intel_vec_len_hint",
   "cl_nv_compiler_options",
   "cl_nv_pragma_unroll",
@@ -79,8 +81,6 @@ static const cl_device_info hidden_queries[] = {
   0x204F,
   0x2052,
   0x2053,
-  /* cl_intel_required_subgroup_size: CL_DEVICE_SUB_GROUP_SIZES_INTEL */
-  0x4108,
   /* cl_khr_terminate_context: CL_DEVICE_TERMINATE_CAPABILITY_KHR */
   0x2031,
 };

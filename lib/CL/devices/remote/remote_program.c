@@ -626,6 +626,62 @@ pocl_remote_setup_metadata (cl_device_id device, cl_program program,
   return 1;
 }
 
+/* A kernel query as the server's runtime answers it (KERNEL_INFO).  */
+static cl_int
+ask_kernel (cl_device_id device, cl_kernel kernel, uint32_t kind,
+            uint32_t param, size_t input_size, const void *input,
+            size_t param_value_size, void *param_value,
+            size_t *param_value_size_ret)
+{
+  remote_device_data *d = (remote_device_data *)device->data;
+  remote_server *s
+      = pocl_remote_session_for (device, kernel->program->context);
+  if (s == NULL)
+    return CL_DEVICE_NOT_AVAILABLE;
+  if (input_size > POCL_REMOTE_MAX_KINFO_INPUT
+      || (input_size > 0 && input == NULL))
+    return CL_INVALID_VALUE;
+  pocl_remote_kernel_info q;
+  memset (&q, 0, sizeof (q));
+  q.kernel_id = pocl_remote_wire_id (kernel->id, device);
+  q.device = d->server_device;
+  q.kind = kind;
+  q.param = param;
+  q.input_size = (uint32_t)input_size;
+  struct iovec iov = { (void *)input, input_size };
+  void *reply = NULL;
+  uint64_t size = 0;
+  cl_int err = pocl_remote_request (s, POCL_RMSG_KERNEL_INFO, &q, sizeof (q),
+                                    &iov, input_size ? 1 : 0, &reply, &size);
+  if (err == CL_SUCCESS)
+    {
+      if (param_value != NULL && param_value_size < size)
+        err = CL_INVALID_VALUE;
+      else
+        {
+          if (param_value != NULL)
+            memcpy (param_value, reply, size);
+          if (param_value_size_ret != NULL)
+            *param_value_size_ret = size;
+        }
+    }
+  free (reply);
+  return err;
+}
+
+/* The device op get_kernel_sub_group_info (patch 0240): the server's
+   runtime knows the sub-groups its compiler made.  */
+static cl_int
+pocl_remote_get_kernel_sub_group_info (
+    cl_device_id device, cl_kernel kernel, cl_kernel_sub_group_info param,
+    size_t input_value_size, const void *input_value, size_t param_value_size,
+    void *param_value, size_t *param_value_size_ret)
+{
+  return ask_kernel (device, kernel, POCL_REMOTE_KINFO_SUB_GROUP, param,
+                     input_value_size, input_value, param_value_size,
+                     param_value, param_value_size_ret);
+}
+
 /* What the server's compiler decided for the kernel: its work-group size
    limit, preferred multiple and private memory; the local memory is its
    static locals plus the local arguments set so far.  */
@@ -668,6 +724,10 @@ pocl_remote_get_kernel_wg_info (cl_device_id device, cl_kernel kernel,
             local += kernel->dyn_arguments[i].size;
         POCL_RETURN_GETINFO (cl_ulong, local);
       }
+    case CL_KERNEL_SPILL_MEM_SIZE_INTEL:
+      return ask_kernel (device, kernel, POCL_REMOTE_KINFO_WORK_GROUP, param,
+                         0, NULL, param_value_size, param_value,
+                         param_value_size_ret);
     default:
       return CL_INVALID_VALUE;
     }
@@ -714,6 +774,7 @@ pocl_remote_init_program_ops (struct pocl_device_ops *ops)
   ops->free_program = pocl_remote_free_program;
   ops->setup_metadata = pocl_remote_setup_metadata;
   ops->get_kernel_wg_info = pocl_remote_get_kernel_wg_info;
+  ops->get_kernel_sub_group_info = pocl_remote_get_kernel_sub_group_info;
   ops->supports_binary = pocl_remote_supports_binary;
   ops->create_kernel = pocl_remote_new_kernel;
   ops->free_kernel = pocl_remote_free_kernel;
