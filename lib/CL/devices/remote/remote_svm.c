@@ -158,8 +158,8 @@ static void
 server_free (remote_server *s, uint64_t addr)
 {
   pocl_remote_release rel = { addr };
-  pocl_remote_request_async (s, POCL_RMSG_SVM_FREE, &rel, sizeof (rel), NULL,
-                             0);
+  /* no reply comes: not a request, which would wait in the table */
+  pocl_remote_send (s, 0, POCL_RMSG_SVM_FREE, 0, &rel, sizeof (rel), NULL, 0);
 }
 
 /* An allocation of `kind` (POCL_REMOTE_ALLOC_*) with the server's flags
