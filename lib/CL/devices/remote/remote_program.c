@@ -677,6 +677,12 @@ pocl_remote_get_kernel_sub_group_info (
     size_t input_value_size, const void *input_value, size_t param_value_size,
     void *param_value, size_t *param_value_size_ret)
 {
+  /* sub-groups are hidden (remote_devinfo.c), and a device without them
+     refuses the core queries: cl_intel_required_subgroup_size's own is
+     answered */
+  if (device->max_num_sub_groups == 0
+      && param != CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL)
+    return CL_INVALID_OPERATION;
   return ask_kernel (device, kernel, POCL_REMOTE_KINFO_SUB_GROUP, param,
                      input_value_size, input_value, param_value_size,
                      param_value, param_value_size_ret);
