@@ -75,6 +75,10 @@ log() { echo "cts: $*" >&2; }
 # a prefix) and a trailing number, num_elements (default 16384), which many sub-tests scale with.
 
 # ---- the CTS source: an unpacked tree, or a tarball unpacked once per content ------------
+# Runs of one build root (CI's cts/pthread and cts/intel, which may start together) share
+# the unpacked source and the build: one at a time unpacks, configures and builds.
+exec 9>"$top/build.lock"
+flock 9
 if [[ -d $cts ]]; then
   src=$(cd "$cts" && pwd)
 elif [[ -f $cts ]]; then
@@ -114,6 +118,8 @@ fi
 log "building (log: $top/build.log)"
 # -k 0: a binary that does not build is reported as such; the others still run.
 ninja -C "$bdir" -k 0 -j "$jobs" >"$top/build.log" 2>&1 || log "some CTS targets failed to build"
+flock -u 9
+exec 9>&-
 
 # ---- what to run ------------------------------------------------------------------------------
 # Every test_<name> the build made, wherever its directory (test_svm is in
