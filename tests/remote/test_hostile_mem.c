@@ -265,19 +265,11 @@ kernel_info (raw_session *s, uint64_t kernel, uint32_t kind,
   k.kind = kind;
   k.param = CL_KERNEL_WORK_GROUP_SIZE;
   k.input_size = input_size;
-  uint64_t id = ++s->next_id;
-  if (raw_send (s->cmd, POCL_RMSG_KERNEL_INFO, id, &k, sizeof (k), input,
-                input_sent))
+  int32_t st = 0;
+  if (raw_request (s, POCL_RMSG_KERNEL_INFO, &k, sizeof (k), input,
+                   input_sent, &st))
     fail ("KERNEL_INFO: pocld closed the connection");
-  for (;;)
-    {
-      raw_msg m;
-      if (raw_recv (s->cmd, &m, 20000))
-        fail ("KERNEL_INFO: no reply");
-      free (m.payload);
-      if (m.h.type == POCL_RMSG_REPLY && m.h.id == id)
-        return m.body.reply.status;
-    }
+  return st;
 }
 
 /* Kernel queries of a kernel the session does not have, of an unknown

@@ -70,7 +70,6 @@ typedef struct usm_host_alloc
   char *seen;
   /* per page: PAGE_* */
   unsigned char *present;
-  size_t npresent;
   /* a fault reads its pages; freed meanwhile: `gone`, the fault frees */
   int filling, gone;
   struct usm_host_alloc *next;
@@ -302,7 +301,6 @@ host_fill (usm_host_alloc *a, size_t i)
         step = 1;
     }
   memset (a->present + i, PAGE_PRESENT, j - i);
-  a->npresent += j - i;
   __atomic_store_n (&a->server->host_copies, 1, __ATOMIC_RELEASE);
 }
 
@@ -430,7 +428,6 @@ host_put_back (usm_host_alloc *a, size_t first, size_t n)
   wpr.mode = UFFDIO_WRITEPROTECT_MODE_DONTWAKE;
   ioctl (uffd, UFFDIO_WRITEPROTECT, &wpr);
   memset (a->present + first, PAGE_ABSENT, n);
-  a->npresent -= n;
 }
 
 void
