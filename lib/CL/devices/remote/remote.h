@@ -217,8 +217,10 @@ void pocl_remote_svm_done (remote_event *re, cl_int status);
 int pocl_remote_usm_host_add (remote_server *s, void *addr, size_t size,
                               size_t span);
 void pocl_remote_usm_host_remove (void *addr);
-/* Whether [p, p + n) meets such a range.  */
-int pocl_remote_usm_host_holds (const void *p, size_t n);
+/* Whether [p, p + n) or [p2, p2 + n2) meets such a range (NULL: no
+   range); one lock for both.  */
+int pocl_remote_usm_host_holds (const void *p, size_t n, const void *p2,
+                                size_t n2);
 /* the handler before_send: writes back what the host changed */
 void pocl_remote_usm_host_flush (remote_server *s);
 

@@ -273,8 +273,8 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
      by faults (remote_usm_host.c): the faults of this thread's send, or of
      the reader's copy of the result, would wait for that send and that
      reader.  */
-  if (pocl_remote_usm_host_holds (x.data, x.data_size)
-      || pocl_remote_usm_host_holds (re->inflight.dst, re->inflight.dst_size))
+  if (pocl_remote_usm_host_holds (x.data, x.data_size, re->inflight.dst,
+                                  re->inflight.dst_size))
     {
       POCL_MSG_ERR ("remote: %s with its host memory in a device "
                     "allocation: not supported, the command fails\n",

@@ -209,17 +209,19 @@ pocl_remote_usm_host_remove (void *addr)
 }
 
 int
-pocl_remote_usm_host_holds (const void *p, size_t n)
+pocl_remote_usm_host_holds (const void *p, size_t n, const void *p2, size_t n2)
 {
-  if (p == NULL || __atomic_load_n (&host_count, __ATOMIC_RELAXED) == 0)
+  if ((p == NULL && p2 == NULL)
+      || __atomic_load_n (&host_count, __ATOMIC_RELAXED) == 0)
     return 0;
-  const char *b = p, *e = b + n;
+  const char *b = p, *e = b + n, *b2 = p2, *e2 = b2 + n2;
   int r = 0;
   usm_host_alloc *a;
   pthread_mutex_lock (&host_lock);
   LL_FOREACH (host_allocs, a)
   {
-    r |= b < a->addr + a->span && e > a->addr;
+    r |= (p != NULL && b < a->addr + a->span && e > a->addr)
+         || (p2 != NULL && b2 < a->addr + a->span && e2 > a->addr);
   }
   pthread_mutex_unlock (&host_lock);
   return r;
