@@ -5,7 +5,8 @@
    results read back through a map, bit-exact; the same on fine-grained
    allocations without maps, where the device has them; SVM memcpy and fill
    between allocations and host memory; a buffer made on SVM memory;
-   zero-size allocations.  */
+   zero-size allocations; fine-grained allocations freed on one thread
+   while kernels launch on another.  */
 
 #define TEST_NAME "svm"
 #include "remote_test_util.c"
@@ -29,7 +30,8 @@ static const char *src
       "__kernel void twice (__global uint *a) {\n"
       "  a[get_global_id (0)] *= 2u; }\n"
       "__kernel void even_bytes (__global uchar *a) {\n"
-      "  size_t i = get_global_id (0); if (i % 2 == 0) a[i] = (uchar)(i % 251); }\n";
+      "  size_t i = get_global_id (0); if (i % 2 == 0) a[i] = (uchar)(i % 251); }\n"
+      "__kernel void add_one (__global uint *a) { a[get_global_id (0)] += 1u; }\n";
 
 typedef struct node
 {
@@ -361,6 +363,91 @@ test_zero_size (void)
   note ("zero-size allocation: NULL; one byte: usable");
 }
 
+/* A launch carries every fine-grained allocation; one freed on another
+   thread meanwhile must not make the server refuse the launch (it did when
+   the free reached the server first), nor lose what the kernels did.  */
+enum
+{
+  CHURN_ROUNDS = 40,
+  CHURN_BATCH = 32,
+  LAUNCHES = 1500
+};
+
+static int churn_done;
+
+static void *
+churn (void *arg)
+{
+  void *p[CHURN_BATCH];
+  cl_svm_mem_flags f = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER;
+  (void)arg;
+  for (int r = 0; r < CHURN_ROUNDS; ++r)
+    {
+      for (int i = 0; i < CHURN_BATCH; ++i)
+        {
+          p[i] = svm_alloc (f, 32 + 64 * i);
+          memset (p[i], r, 32);
+        }
+      /* back to back: each free may cross a launch's packing */
+      for (int i = 0; i < CHURN_BATCH; ++i)
+        clSVMFree (ctx, p[i]);
+    }
+  __atomic_store_n (&churn_done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void
+test_free_during_launch (void)
+{
+  cl_device_svm_capabilities caps = 0;
+  CHECK (clGetDeviceInfo (dev, CL_DEVICE_SVM_CAPABILITIES, sizeof (caps),
+                          &caps, NULL));
+  if (!(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
+    {
+      note ("no fine-grained buffers on this device: skipped");
+      return;
+    }
+  enum
+  {
+    N = 64
+  };
+  cl_svm_mem_flags f = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER;
+  uint32_t *v = svm_alloc (f, N * 4);
+  memset (v, 0, N * 4);
+  cl_kernel k = create_kernel (prog, "add_one");
+  CHECK (clSetKernelArgSVMPointer (k, 0, v));
+  size_t g = N;
+  pthread_t t;
+  if (pthread_create (&t, NULL, churn, NULL) != 0)
+    fail ("pthread_create");
+  unsigned launched = 0;
+  /* at least LAUNCHES, and as long as the frees go on */
+  while (launched < LAUNCHES
+         || !__atomic_load_n (&churn_done, __ATOMIC_ACQUIRE))
+    {
+      cl_event e;
+      cl_int st = CL_COMPLETE;
+      CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &g, NULL, 0, NULL, &e));
+      ++launched;
+      cl_int err = clWaitForEvents (1, &e);
+      CHECK (clGetEventInfo (e, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                             sizeof (st), &st, NULL));
+      if (err != CL_SUCCESS || st != CL_COMPLETE)
+        fail ("launch %u beside frees on another thread: wait %d, status "
+              "%d %s",
+              launched, err, st, clerr (st));
+      CHECK (clReleaseEvent (e));
+    }
+  pthread_join (t, NULL);
+  for (uint32_t i = 0; i < N; ++i)
+    if (v[i] != launched)
+      fail ("%u launches beside frees on another thread: element %u is %u",
+            launched, i, v[i]);
+  note ("%u launches beside %u frees", launched, CHURN_ROUNDS * CHURN_BATCH);
+  clReleaseKernel (k);
+  clSVMFree (ctx, v);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -383,6 +470,8 @@ main (int argc, char **argv)
   run_sub ("a buffer on SVM memory", test_buffer_on_svm, 60);
   run_sub ("clEnqueueSVMFree", test_enqueue_free, 60);
   run_sub ("zero-size SVM", test_zero_size, 60);
+  run_sub ("frees on another thread while kernels launch",
+           test_free_during_launch, 120);
   if (sub_hung)
     return sub_finish ("");
   clReleaseProgram (prog);

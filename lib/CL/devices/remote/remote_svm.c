@@ -45,6 +45,11 @@ typedef struct remote_svm_alloc
   int fine;
   remote_server *server;
   remote_svm_map *maps; /* coarse: open maps, newest first */
+  /* launches in flight that carry it: freed, it stays until they end,
+     since their completions write into it, and the server's queue reads
+     and writes it until then */
+  unsigned packing;
+  int freed;
   struct remote_svm_alloc *next;
 } remote_svm_alloc;
 
@@ -66,6 +71,7 @@ struct remote_svm_op
   size_t pattern_size;
   uint64_t count;
   pocl_remote_svm_sync *regions; /* SCATTER */
+  struct remote_svm_alloc **held; /* SCATTER: the regions' allocations */
   char *staging;
   /* SCATTER: the launch's payload, whose regions' bytes are what the
      kernel started from */
@@ -77,6 +83,8 @@ struct remote_svm_op
 
 static pthread_mutex_t svm_lock = PTHREAD_MUTEX_INITIALIZER;
 static remote_svm_alloc *svm_allocs;
+/* freed while launches that carry them are in flight */
+static remote_svm_alloc *svm_dying;
 /* live fine-grained allocations, all sessions: read on every launch */
 unsigned pocl_remote_svm_fine;
 
@@ -270,9 +278,20 @@ remote_usm_alloc_op (cl_device_id dev,
 }
 
 static void
+release_alloc (remote_svm_alloc *a)
+{
+  munmap (a->addr, a->span);
+  server_free (a->server, (uint64_t)(uintptr_t)a->addr);
+  remote_svm_map *m, *t;
+  LL_FOREACH_SAFE (a->maps, m, t) { free (m); }
+  free (a);
+}
+
+static void
 remote_svm_free_op (cl_device_id dev, void *ptr)
 {
   (void)dev;
+  int later = 0;
   pthread_mutex_lock (&svm_lock);
   remote_svm_alloc *a = find_alloc (ptr, 0);
   if (a != NULL && a->addr == ptr)
@@ -280,18 +299,21 @@ remote_svm_free_op (cl_device_id dev, void *ptr)
       LL_DELETE (svm_allocs, a);
       if (a->fine)
         __atomic_fetch_sub (&pocl_remote_svm_fine, 1, __ATOMIC_RELAXED);
+      later = a->packing > 0;
+      if (later)
+        {
+          a->freed = 1;
+          LL_PREPEND (svm_dying, a);
+        }
     }
   else
     a = NULL;
   pthread_mutex_unlock (&svm_lock);
   if (a == NULL)
     return;
-  pocl_remote_usm_host_remove (a->addr);
-  munmap (a->addr, a->span);
-  server_free (a->server, (uint64_t)(uintptr_t)a->addr);
-  remote_svm_map *m, *t;
-  LL_FOREACH_SAFE (a->maps, m, t) { free (m); }
-  free (a);
+  pocl_remote_usm_host_remove (ptr);
+  if (!later)
+    release_alloc (a);
 }
 
 void
@@ -315,6 +337,27 @@ pocl_remote_init_svm_ops (struct pocl_device_ops *ops)
   ops->svm_free = remote_svm_free_op;
   ops->usm_alloc = remote_usm_alloc_op;
   ops->usm_free = remote_svm_free_op;
+}
+
+/* A launch that carried `held` ended (or was never sent): the allocations
+   freed meanwhile go now.  */
+static void
+unpack (remote_svm_alloc **held, uint64_t n)
+{
+  remote_svm_alloc *gone = NULL, *a, *t;
+  uint64_t i;
+  pthread_mutex_lock (&svm_lock);
+  for (i = 0; i < n; ++i)
+    {
+      a = held[i];
+      if (--a->packing == 0 && a->freed)
+        {
+          LL_DELETE (svm_dying, a);
+          LL_PREPEND (gone, a);
+        }
+    }
+  pthread_mutex_unlock (&svm_lock);
+  LL_FOREACH_SAFE (gone, a, t) { release_alloc (a); }
 }
 
 /* The launch carries every fine-grained allocation of its session, packed
@@ -344,7 +387,11 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
   if (n > 0)
     {
       packed = malloc (table + total);
-      op->regions = malloc (n * sizeof (pocl_remote_svm_sync));
+      /* the regions, then their allocations */
+      op->regions = malloc (n * (sizeof (pocl_remote_svm_sync)
+                                 + sizeof (remote_svm_alloc *)));
+      if (op->regions != NULL)
+        op->held = (remote_svm_alloc **)(op->regions + n);
       op->staging = malloc (changes_max (total));
     }
   if (packed != NULL && op->regions != NULL && op->staging != NULL)
@@ -360,7 +407,8 @@ pocl_remote_svm_send_ndrange (remote_server *s, remote_event *re,
         op->regions[i].size = a->size;
         memcpy (d, a->addr, a->size);
         d += a->size;
-        ++i;
+        ++a->packing;
+        op->held[i++] = a;
       }
       memcpy (packed + sizeof (head), op->regions,
               n * sizeof (pocl_remote_svm_sync));
@@ -652,7 +700,10 @@ pocl_remote_svm_done (remote_event *re, cl_int status)
         break;
       }
   if (op->kind == SVM_OP_SCATTER)
-    re->inflight.dst = NULL;
+    {
+      re->inflight.dst = NULL;
+      unpack (op->held, op->count);
+    }
   free (op->regions);
   free (op->staging);
   free (op->sent);
