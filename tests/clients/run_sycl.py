@@ -13,7 +13,10 @@ filters it out and finds no device.
 
 By default only the CI subset runs: the files of the table "PACKAGE: the CI subset" of
 doc/clients.md. --full runs the whole suite (without the tests the package marks slow),
-or the files that CLIENTS_SYCL_FILES names (paths from site-packages, space-separated).
+or the files that CLIENTS_SYCL_FILES names (paths from site-packages, space-separated),
+in parts (chunks below), each in processes of its own: the SYCL runtime, and pocld for
+it, keep every program a process built, which for the whole dpnp suite in one process
+would outgrow the machine's memory.
 Verdict (pytest_compare.py) against the table "PACKAGE: tests that differ"; a run that
 crashes goes on without the test it crashed in, which counts as "crashed".
 Exit status 77 (CTest SKIP_RETURN_CODE) if the package is not installed, or with --full
@@ -25,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from pytest_compare import Resuming, Suite, read_rows
 
@@ -34,6 +38,26 @@ REMOTE_SUFFIX = re.compile(r" \(pocl-remote [^)]*\)")
 
 def norm(tid):
     return REMOTE_SUFFIX.sub("", tid)
+
+
+def has_tests(path):
+    return any(f.startswith("test_") and f.endswith(".py")
+               for _, _, files in os.walk(path) for f in files)
+
+
+def chunks(path):
+    """The parts PATH runs in: a file, or a directory without test directories below
+    it, is one; any other directory is its test files and test directories, each
+    split the same way."""
+    if not os.path.isdir(path):
+        return [path]
+    entries = sorted(os.path.join(path, e) for e in os.listdir(path))
+    dirs = [e for e in entries if os.path.isdir(e) and has_tests(e)]
+    if not dirs:
+        return [path]
+    files = [e for e in entries if os.path.isfile(e)
+             and os.path.basename(e).startswith("test_") and e.endswith(".py")]
+    return files + [c for d in dirs for c in chunks(d)]
 
 
 def main():
@@ -48,7 +72,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--full", action="store_true", help="the whole suite, not the subset")
     ap.add_argument("--timeout", type=int, default=120, help="per test (pytest-timeout)")
-    ap.add_argument("--budget", type=int, default=300, help="per run, seconds")
+    ap.add_argument("--budget", type=int, default=300, help="all runs, seconds")
     args = ap.parse_args()
 
     pkg = args.package
@@ -115,13 +139,31 @@ def main():
     env_local = dict(base, OCL_ICD_VENDORS=os.path.abspath(args.vendors))
     env_remote = dict(base)
 
-    runs = {"local": (pytest + targets, env_local),
-            "remote": ([args.run_remote, args.state, args.build] + pytest + targets, env_remote)}
     # Ids in the log are relative to the working directory; from site-packages on, as
     # the rootdir makes them in the JUnit file.
     resuming = Resuming(suite, lambda path: norm(path[path.rfind("site-packages/") + 14:]
                                                  if "site-packages/" in path else path))
-    results, failures = resuming.run(runs, deselect, args.budget, args.work)
+    parts = [c for t in targets for c in chunks(t)] if args.full else [targets]
+    deadline = time.monotonic() + args.budget
+    results, failures = {"local": {}, "remote": {}}, []
+    for i, part in enumerate(parts):
+        part = part if isinstance(part, list) else [part]
+        left = int(deadline - time.monotonic())
+        if left <= 0:
+            failures.append("the %d s budget ran out before %s" % (args.budget, part[0]))
+            break
+        if len(parts) > 1:
+            suite.log("part %d of %d: %s" % (i + 1, len(parts), " ".join(
+                p[p.rfind("site-packages/") + 14:] for p in part)))
+        work = os.path.join(args.work, "part%03d" % i) if len(parts) > 1 else args.work
+        os.makedirs(work, exist_ok=True)
+        runs = {"local": (pytest + part, env_local),
+                "remote": ([args.run_remote, args.state, args.build] + pytest + part,
+                           env_remote)}
+        res, fails = resuming.run(runs, deselect, left, work)
+        for label in results:
+            results[label].update(res[label])
+        failures += fails
     for f in failures:
         suite.log("FAIL: " + f)
     # Compared even after such a failure: the tests it cost are counted and named.
