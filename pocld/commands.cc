@@ -535,6 +535,8 @@ bool Session::mem_command(const Decoded &d)
   if (q == nullptr)
     return fail(CL_INVALID_COMMAND_QUEUE);
   const cl_command_queue cq = q->q;
+  if (c.cmd.flags & POCL_RCMD_SVM_HOST)
+    return svm_host_transfer(d, *q);
   if ((c.cmd.flags & POCL_RCMD_SVM) && type == POCL_RMSG_WRITE) {
     uint8_t *dst = static_cast<uint8_t *>(svm_find(c.dst_id, c.region[0]));
     if (dst == nullptr || c.region[0] == 0 || c.dst_origin[0] != 0) {

@@ -110,7 +110,9 @@ bool decode_mem(Decoded &d, Cursor &cur, DecodeError &e)
                   type, (unsigned long long)d.hdr.payload_size);
   uint64_t expect = c.data_size;
   bool sized = true;
-  if (type == POCL_RMSG_READ || type == POCL_RMSG_WRITE)
+  if (c.cmd.flags & POCL_RCMD_SVM_HOST)
+    expect = 0; // the bytes stay on the server
+  else if (type == POCL_RMSG_READ || type == POCL_RMSG_WRITE)
     expect = c.region[0];
   else if (type == POCL_RMSG_READ_RECT || type == POCL_RMSG_WRITE_RECT)
     sized = volume(c.region, expect);
@@ -289,8 +291,8 @@ bool decode_cmdbuf(const uint8_t *payload, uint64_t size,
       return e.fail("CMDBUF_CREATE: command %u with a wait list", i);
     if (!decode(h, bytes, bytes + body_size, ce.d, e))
       return false;
-    if (ce.d.cmd.flags & (POCL_RCMD_SVM | POCL_RCMD_CONTENT_SIZE |
-                          POCL_RCMD_SILENT))
+    if (ce.d.cmd.flags & (POCL_RCMD_SVM | POCL_RCMD_SVM_HOST |
+                          POCL_RCMD_CONTENT_SIZE | POCL_RCMD_SILENT))
       return e.fail("CMDBUF_CREATE: command %u with flags %#x", i,
                     ce.d.cmd.flags);
   }

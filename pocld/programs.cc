@@ -732,6 +732,8 @@ bool Session::kernel_info(const Msg &m)
     err = CL_INVALID_VALUE;
   std::vector<uint8_t> value;
   size_t size = 0;
+  if (c.value_size > POCL_REMOTE_MAX_KINFO_VALUE)
+    err = CL_INVALID_VALUE;
   auto query = [&](size_t n, void *v, size_t *ret) {
     cl_device_id dev = devs_.devices[c.device].id;
     if (c.kind == POCL_REMOTE_KINFO_WORK_GROUP)
@@ -740,13 +742,20 @@ bool Session::kernel_info(const Msg &m)
                                    c.input_size ? m.payload : nullptr, n, v,
                                    ret);
   };
-  if (err == CL_SUCCESS)
+  if (err == CL_SUCCESS && c.value_size != 0) {
+    // in the caller's room, which some queries read (the dimensions of
+    // CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT)
+    value.resize(c.value_size);
+    err = query(c.value_size, value.data(), &size);
+    value.resize(err == CL_SUCCESS && size < c.value_size ? size : c.value_size);
+  } else if (err == CL_SUCCESS) {
     err = query(0, nullptr, &size);
-  if (err == CL_SUCCESS && size > POCL_REMOTE_MAX_KINFO_VALUE)
-    err = CL_OUT_OF_RESOURCES;
-  if (err == CL_SUCCESS) {
-    value.resize(size);
-    err = query(size, value.data(), nullptr);
+    if (err == CL_SUCCESS && size > POCL_REMOTE_MAX_KINFO_VALUE)
+      err = CL_OUT_OF_RESOURCES;
+    if (err == CL_SUCCESS) {
+      value.resize(size);
+      err = query(size, value.data(), nullptr);
+    }
   }
   reply(m.hdr.id, err, err == CL_SUCCESS ? value.data() : nullptr,
         err == CL_SUCCESS ? value.size() : 0);

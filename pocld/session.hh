@@ -225,6 +225,7 @@ private:
   bool svm_free(const Msg &m);
   bool kernel_info(const Msg &m);
   bool svm_read(const Msg &m);
+  bool svm_host_transfer(const Decoded &d, Queue &q);
   bool svm_write(const Msg &m);
   cl_int svm_host_copy(const pocl_remote_svm_sync &r, void *dst,
                        const void *src);

@@ -4,6 +4,7 @@
 // copies (or reserves the range, for USM device allocations), and the
 // commands on them.  Every address from the client is checked against the
 // allocations before use.
+#include "bounds.hh"
 #include "run.hh"
 
 #include "log.hh"
@@ -171,6 +172,46 @@ cl_int Session::svm_host_copy(const pocl_remote_svm_sync &r, void *dst,
     clReleaseEvent(ev);
   }
   return tq == nullptr && err == CL_SUCCESS ? CL_OUT_OF_RESOURCES : err;
+}
+
+// A buffer read into, or written from, a USM device allocation of a CPU
+// device, whose client copy the host reaches by faults (the client cannot
+// take the bytes into such memory itself): its runtime addresses the
+// allocation directly.
+bool Session::svm_host_transfer(const Decoded &d, Queue &q)
+{
+  const pocl_remote_mem_cmd &c = d.mem;
+  const bool rd = d.hdr.type == POCL_RMSG_READ;
+  const uint64_t n = c.region[0], at = rd ? c.dst_id : c.src_id;
+  const uint64_t off = rd ? c.src_origin[0] : c.dst_origin[0];
+  Mem *buf = (rd || d.hdr.type == POCL_RMSG_WRITE)
+                 ? find_buffer(rd ? c.src_id : c.dst_id)
+                 : nullptr;
+  void *p = n != 0 ? svm_find(at, n) : nullptr;
+  cl_device_type type = 0;
+  if (p != nullptr) {
+    const SvmAlloc &a = (--svm_.upper_bound(at))->second;
+    clGetDeviceInfo(devs_.devices[a.device].id, CL_DEVICE_TYPE, sizeof type,
+                    &type, nullptr);
+  }
+  if (buf == nullptr || p == nullptr || !(type & CL_DEVICE_TYPE_CPU) ||
+      c.data_size != 0 || !in_bounds(*buf, off, n)) {
+    LOG_ERR(sid_,
+            "buffer transfer %llu of %llu bytes at %#llx: no CPU device's "
+            "SVM allocation there",
+            (unsigned long long)d.hdr.id, (unsigned long long)n,
+            (unsigned long long)at);
+    complete_now(d.hdr.id, CL_INVALID_VALUE);
+    return true;
+  }
+  const cl_command_queue cq = q.q;
+  return run(d.hdr.id, c.cmd, d.waits, q, nullptr, Pending::Plain, nullptr,
+             [&](cl_uint nw, const cl_event *w, cl_event *ev) {
+               return rd ? clEnqueueReadBuffer(cq, buf->buf, CL_FALSE, off, n,
+                                               p, nw, w, ev)
+                         : clEnqueueWriteBuffer(cq, buf->buf, CL_FALSE, off,
+                                                n, p, nw, w, ev);
+             }) != Outcome::Protocol;
 }
 
 bool Session::svm_read(const Msg &m)

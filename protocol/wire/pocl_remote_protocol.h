@@ -26,7 +26,7 @@ extern "C" {
 /* "PoCR" */
 #define POCL_REMOTE_MAGIC 0x52436f50u
 /* Bump on any change of a layout or of the meaning of a field.  */
-#define POCL_REMOTE_PROTOCOL_VERSION 23u
+#define POCL_REMOTE_PROTOCOL_VERSION 24u
 #define POCL_REMOTE_DEFAULT_PORT 10998
 /* Command socket on P, bulk-data socket on P + 1, peer (server-to-server)
    connections on P + 2 unless the client names another peer address.  */
@@ -417,6 +417,10 @@ typedef struct pocl_remote_kernel_info
   uint32_t kind;       /* POCL_REMOTE_KINFO_* */
   uint32_t param;      /* cl_kernel_work_group_info or _sub_group_info */
   uint32_t input_size; /* payload: the input value */
+  /* the caller's param_value_size, 0 where it asks for the size alone:
+     CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT's dimensions are its */
+  uint32_t value_size;
+  uint32_t reserved;
 } pocl_remote_kernel_info;
 
 typedef struct pocl_remote_create_sampler
@@ -499,6 +503,11 @@ typedef struct pocl_remote_wait
    and the bytes of its regions, which the server writes before the kernel
    and sends back in the COMPLETION after it (fine-grained SVM).  */
 #define POCL_RCMD_SVM 64u
+/* READ: the bytes go to the SVM address dst_id on the server instead of
+   back to the client; WRITE: they come from the SVM address src_id, none
+   follow.  The client's host memory there is a USM device allocation of a
+   CPU device, which the host reaches by faults (data_size 0).  */
+#define POCL_RCMD_SVM_HOST 128u
 
 /* The part common to every enqueued command.  */
 typedef struct pocl_remote_cmd
@@ -715,7 +724,7 @@ POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_get_program_binary) == 16,
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_meta) == 96, "km");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_arg_meta) == 32, "am");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_kernel) == 24, "ck");
-POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_info) == 24, "ki");
+POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_kernel_info) == 32, "ki");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_create_sampler) == 24, "cs");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_release) == 8, "rel");
 POCL_REMOTE_STATIC_ASSERT (sizeof (pocl_remote_notify) == 16, "notify");

@@ -34,8 +34,9 @@
      which the remote device serves itself).
    - Where the device lists cl_intel_required_subgroup_size: its sub-group
      sizes, and a kernel that requires one of them answers it to
-     clGetKernelSubGroupInfo (the compiled size; the largest for a local
-     size where the device lists sub-groups, else CL_INVALID_OPERATION),
+     clGetKernelSubGroupInfo (the compiled size; where the device lists
+     sub-groups, the largest and the count for a local size and the most
+     per work-group, else CL_INVALID_OPERATION),
      runs with it (get_sub_group_size), and answers its spill size.
    - A 3-D NDRange with a global offset and a local size: every work-item's
      global, local and group ids.
@@ -1040,7 +1041,8 @@ test_sub_group_sizes (void)
     fail ("CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL: %zu, required %zu", got,
           sg);
   /* the core queries only where the device lists sub-groups (the remote
-     device hides them: doc/device-info.md) */
+     device where the server's does: SYCL runtimes size work-groups by
+     them) */
   cl_uint num_sg = 0;
   CHECK (clGetDeviceInfo (dev, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof (num_sg),
                           &num_sg, NULL));
@@ -1052,6 +1054,22 @@ test_sub_group_sizes (void)
     fail ("CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE: %d (%s), %zu; device "
           "with %u sub-groups, required size %zu",
           st, clerr (st), got, num_sg, sg);
+  if (num_sg > 0)
+    {
+      CHECK (clGetKernelSubGroupInfo (k, dev,
+                                      CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                      sizeof (local), &local, sizeof (got),
+                                      &got, NULL));
+      if (got != local / sg)
+        fail ("CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE: %zu for %zu work-items "
+              "in sub-groups of %zu",
+              got, local, sg);
+      CHECK (clGetKernelSubGroupInfo (k, dev, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0,
+                                      NULL, sizeof (got), &got, NULL));
+      if (got == 0 || got > num_sg)
+        fail ("CL_KERNEL_MAX_NUM_SUB_GROUPS: %zu, the device's %u", got,
+              num_sg);
+    }
   cl_ulong spill = 0;
   CHECK (clGetKernelWorkGroupInfo (k, dev, CL_KERNEL_SPILL_MEM_SIZE_INTEL,
                                    sizeof (spill), &spill, NULL));

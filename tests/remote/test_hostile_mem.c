@@ -463,12 +463,31 @@ svm_pointers (raw_session *s)
       != CL_COMPLETE)
     fail ("a kernel on a buffer whose SVM memory was freed: status %d (%s)",
           st, clerr (st));
+  /* a buffer read into the server's SVM memory: only inside an allocation,
+     with no data size, and only for READ and WRITE */
+  memset (&mc, 0, sizeof (mc));
+  mc.cmd.queue_id = 1;
+  mc.cmd.flags = POCL_RCMD_SVM_HOST;
+  mc.src_id = 0x101;
+  mc.dst_id = b + size - 8;
+  mc.region[0] = 16;
+  if ((st = completes (s, POCL_RMSG_READ, &mc, sizeof (mc), NULL, 0,
+                       "READ into SVM"))
+      != CL_INVALID_VALUE)
+    fail ("a buffer read past the SVM allocation: status %d (%s)", st,
+          clerr (st));
+  mc.dst_id = b;
+  if ((st = completes (s, POCL_RMSG_COPY, &mc, sizeof (mc), NULL, 0,
+                       "COPY into SVM"))
+      != CL_INVALID_VALUE)
+    fail ("a COPY with POCL_RCMD_SVM_HOST: status %d (%s)", st, clerr (st));
   rel.obj_id = 0x101;
   if (raw_send (s->cmd, POCL_RMSG_FREE_BUFFER, 0, &rel, sizeof (rel), NULL, 0))
     fail ("FREE_BUFFER: pocld closed the connection");
   note ("SVM arguments at %zu addresses outside the allocations, a read past "
         "one and a fine-grained region past one refused; a freed one too; a "
-        "buffer on SVM memory outlives the allocation's free",
+        "buffer on SVM memory outlives the allocation's free; buffer reads "
+        "into SVM memory checked",
         sizeof (bad) / sizeof (bad[0]));
 }
 

@@ -221,6 +221,8 @@ void pocl_remote_usm_host_remove (void *addr);
    range); one lock for both.  */
 int pocl_remote_usm_host_holds (const void *p, size_t n, const void *p2,
                                 size_t n2);
+/* Whether [p, p + n) lies in one such allocation of server s.  */
+int pocl_remote_usm_host_within (remote_server *s, const void *p, size_t n);
 /* the handler before_send: writes back what the host changed */
 void pocl_remote_usm_host_flush (remote_server *s);
 

@@ -272,10 +272,29 @@ pocl_remote_send_command (remote_server *s, _cl_command_node *node,
   /* A transfer's host memory in a device allocation that the host reaches
      by faults (remote_usm_host.c): the faults of this thread's send, or of
      the reader's copy of the result, would wait for that send and that
-     reader.  */
+     reader.  A buffer read or write there is the server's runtime's to do
+     (SYCL runtimes read buffers into USM memory); any other fails.  */
   if (pocl_remote_usm_host_holds (x.data, x.data_size, re->inflight.dst,
                                   re->inflight.dst_size))
     {
+      int rd = x.type == POCL_RMSG_READ;
+      const void *p = rd ? re->inflight.dst : x.data;
+      size_t n = rd ? re->inflight.dst_size : x.data_size;
+      if ((rd || x.type == POCL_RMSG_WRITE) && x.packed == NULL
+          && !(x.m.cmd.flags & POCL_RCMD_CONTENT_SIZE)
+          && pocl_remote_usm_host_within (s, p, n))
+        {
+          x.m.cmd.flags |= POCL_RCMD_SVM_HOST;
+          if (rd)
+            x.m.dst_id = (uint64_t)(uintptr_t)p;
+          else
+            x.m.src_id = (uint64_t)(uintptr_t)p;
+          x.m.data_size = 0;
+          re->inflight.dst = NULL;
+          re->inflight.dst_size = 0;
+          return pocl_remote_send (s, 0, x.type, re->inflight.id, &x.m,
+                                   sizeof (x.m), waits, 1);
+        }
       POCL_MSG_ERR ("remote: %s with its host memory in a device "
                     "allocation: not supported, the command fails\n",
                     pocl_command_to_str (t));

@@ -362,12 +362,6 @@ hide_unserved (cl_device_id dev)
   remote_device_data *d = (remote_device_data *)dev->data;
   size_t features = dev->num_opencl_features_with_version, i;
   size_t c_features = language_features (dev);
-  /* cl_khr_subgroups and the sub-group features stay hidden (PoCL's core
-     has no clGetKernelSubGroupInfoKHR); the server's sub-group sizes and
-     kernel queries are cl_intel_required_subgroup_size's
-     (remote_features.c) */
-  dev->max_num_sub_groups = 0;
-  dev->sub_group_independent_forward_progress = CL_FALSE;
   setup_il (dev);
   setup_usm (dev);
   unsigned bits = (d->il ? POCL_REMOTE_SERVES_IL : 0)

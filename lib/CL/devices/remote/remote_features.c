@@ -156,17 +156,17 @@ name_served (const char *name, unsigned served)
 }
 
 /* OpenCL C features less those that need an API this driver does not
-   forward: pipes (clCreatePipe's objects), device-side enqueue (on-device
-   queues) and sub-groups (clGetKernelSubGroupInfo, which PoCL 3.1 does not
-   implement).  Vendors list extensions among them too.  */
+   forward: pipes (clCreatePipe's objects) and device-side enqueue
+   (on-device queues).  Sub-groups are served: clGetKernelSubGroupInfo
+   asks the server (remote_program.c).  Vendors list extensions among them
+   too.  */
 static int
 feature_served (const char *name, unsigned served)
 {
   if (strncmp (name, "cl_", 3) == 0)
     return name_served (name, served);
   return strcmp (name, "__opencl_c_pipes") != 0
-         && strcmp (name, "__opencl_c_device_enqueue") != 0
-         && strcmp (name, "__opencl_c_subgroups") != 0;
+         && strcmp (name, "__opencl_c_device_enqueue") != 0;
 }
 
 /* Drops the entries of a cl_name_version array that `keep` refuses, in
@@ -215,9 +215,6 @@ pocl_remote_query_zeroed (cl_device_id dev, cl_device_info param)
     case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE:
     case CL_DEVICE_MAX_ON_DEVICE_QUEUES:
     case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
-    /* sub-groups: see feature_served */
-    case CL_DEVICE_MAX_NUM_SUB_GROUPS:
-    case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
       return 1;
     /* images from buffers other than 1D buffer images are not forwarded:
        OpenCL 3.0 asks for 0 without cl_khr_image2d_from_buffer */

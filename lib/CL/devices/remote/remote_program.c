@@ -648,6 +648,10 @@ ask_kernel (cl_device_id device, cl_kernel kernel, uint32_t kind,
   q.kind = kind;
   q.param = param;
   q.input_size = (uint32_t)input_size;
+  q.value_size = param_value == NULL ? 0
+                 : param_value_size > POCL_REMOTE_MAX_KINFO_VALUE
+                     ? POCL_REMOTE_MAX_KINFO_VALUE
+                     : (uint32_t)param_value_size;
   struct iovec iov = { (void *)input, input_size };
   void *reply = NULL;
   uint64_t size = 0;
@@ -677,9 +681,8 @@ pocl_remote_get_kernel_sub_group_info (
     size_t input_value_size, const void *input_value, size_t param_value_size,
     void *param_value, size_t *param_value_size_ret)
 {
-  /* sub-groups are hidden (remote_devinfo.c), and a device without them
-     refuses the core queries: cl_intel_required_subgroup_size's own is
-     answered */
+  /* a device without sub-groups (the server's says so) refuses the core
+     queries: cl_intel_required_subgroup_size's own is answered */
   if (device->max_num_sub_groups == 0
       && param != CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL)
     return CL_INVALID_OPERATION;

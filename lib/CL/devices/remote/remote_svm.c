@@ -13,7 +13,8 @@
    fine-grained allocations to the server and brings them back with its
    completion (the specification promises consistency at synchronization
    points only; the kernel's SVM arguments alone would miss pointers passed
-   by clSetKernelExecInfo, which PoCL's core does not keep).  */
+   by clSetKernelExecInfo, which PoCL's core does not keep).  One freed
+   meanwhile, on another thread, goes when the launches carrying it end.  */
 
 #include <string.h>
 #include <sys/mman.h>

@@ -227,6 +227,19 @@ pocl_remote_usm_host_holds (const void *p, size_t n, const void *p2, size_t n2)
   return r;
 }
 
+int
+pocl_remote_usm_host_within (remote_server *s, const void *p, size_t n)
+{
+  if (__atomic_load_n (&host_count, __ATOMIC_RELAXED) == 0)
+    return 0;
+  pthread_mutex_lock (&host_lock);
+  usm_host_alloc *a = find_host (p);
+  int r = a != NULL && a->server == s
+          && n <= (size_t)(a->addr + a->size - (const char *)p);
+  pthread_mutex_unlock (&host_lock);
+  return r;
+}
+
 /* Reads pages [first, first + n) of a from the server into what it keeps.
    Called without host_lock: a reader thread may wait for it to send.  */
 static void
