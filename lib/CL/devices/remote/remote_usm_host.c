@@ -234,7 +234,7 @@ pocl_remote_usm_host_within (remote_server *s, const void *p, size_t n)
     return 0;
   pthread_mutex_lock (&host_lock);
   usm_host_alloc *a = find_host (p);
-  int r = a != NULL && a->server == s
+  int r = a != NULL && a->server == s && (const char *)p < a->addr + a->size
           && n <= (size_t)(a->addr + a->size - (const char *)p);
   pthread_mutex_unlock (&host_lock);
   return r;
