@@ -749,6 +749,21 @@ test_host_access (void)
                               (char *)d2 + half, 0, NULL, &ev[2]));
   CHECK (clEnqueueReadBufferRect (q, buf, CL_FALSE, origin, origin, region,
                                   0, 0, 0, 0, b, 0, NULL, &ev[3]));
+  /* commands behind the one that fails end too (a SYCL host task waits
+     for them) */
+  cl_event after[2];
+  CHECK (clEnqueueMarkerWithWaitList (q, 1, &ev[3], &after[0]));
+  CHECK (mem_copy (q, CL_FALSE, back, d, bytes, 1, &ev[3], &after[1]));
+  clWaitForEvents (2, after);
+  for (int i = 0; i < 2; ++i)
+    {
+      cl_int st = 0;
+      CHECK (clGetEventInfo (after[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                             sizeof (st), &st, NULL));
+      if (remote ? st >= 0 : st != CL_COMPLETE)
+        fail ("a command behind the rectangle: status %d", st);
+      CHECK (clReleaseEvent (after[i]));
+    }
   clWaitForEvents (4, ev);
   for (int i = 0; i < 4; ++i)
     {
