@@ -751,11 +751,15 @@ test_host_access (void)
                                   0, 0, 0, 0, b, 0, NULL, &ev[3]));
   /* commands behind the one that fails end too (a SYCL host task waits
      for them) */
-  cl_event after[2];
+  cl_event after[3];
+  size_t one = 1;
   CHECK (clEnqueueMarkerWithWaitList (q, 1, &ev[3], &after[0]));
   CHECK (mem_copy (q, CL_FALSE, back, d, bytes, 1, &ev[3], &after[1]));
-  clWaitForEvents (2, after);
-  for (int i = 0; i < 2; ++i)
+  CHECK (set_arg (k, 0, b));
+  CHECK (clEnqueueNDRangeKernel (q, k, 1, NULL, &one, NULL, 1, &ev[3],
+                                 &after[2]));
+  clWaitForEvents (3, after);
+  for (int i = 0; i < 3; ++i)
     {
       cl_int st = 0;
       CHECK (clGetEventInfo (after[i], CL_EVENT_COMMAND_EXECUTION_STATUS,
