@@ -130,17 +130,25 @@ test_coarse (void)
         NODES);
 }
 
-static void
-test_fine (void)
+/* The device's SVM capabilities; notes a skip without fine-grained
+   buffers.  */
+static cl_device_svm_capabilities
+fine_grained_caps (void)
 {
   cl_device_svm_capabilities caps = 0;
   CHECK (clGetDeviceInfo (dev, CL_DEVICE_SVM_CAPABILITIES, sizeof (caps),
                           &caps, NULL));
   if (!(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
-    {
-      note ("no fine-grained buffers on this device: skipped");
-      return;
-    }
+    note ("no fine-grained buffers on this device: skipped");
+  return caps;
+}
+
+static void
+test_fine (void)
+{
+  cl_device_svm_capabilities caps = fine_grained_caps ();
+  if (!(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
+    return;
   if (caps & CL_DEVICE_SVM_ATOMICS)
     note ("the device offers SVM atomics");
   cl_svm_mem_flags f = CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER;
@@ -399,14 +407,8 @@ churn (void *arg)
 static void
 test_free_during_launch (void)
 {
-  cl_device_svm_capabilities caps = 0;
-  CHECK (clGetDeviceInfo (dev, CL_DEVICE_SVM_CAPABILITIES, sizeof (caps),
-                          &caps, NULL));
-  if (!(caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
-    {
-      note ("no fine-grained buffers on this device: skipped");
-      return;
-    }
+  if (!(fine_grained_caps () & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
+    return;
   enum
   {
     N = 64
