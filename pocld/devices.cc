@@ -456,6 +456,7 @@ Device make_device(const Platform &p, uint32_t platform, cl_uint i,
   cl_device_type type = 0;
   clGetDeviceInfo(dev.id, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
   dev.gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+  dev.cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
   cl_uint align_bits = 8;
   clGetDeviceInfo(dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
                   &align_bits, nullptr);

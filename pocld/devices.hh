@@ -40,6 +40,7 @@ struct Device {
   int cl_major, cl_minor; // from CL_DEVICE_VERSION
   bool host_timer;        // clGetDeviceAndHostTimer is usable
   bool gpu;               // CL_DEVICE_TYPE_GPU: pocld picks local sizes
+  bool cpu;               // CL_DEVICE_TYPE_CPU: its memory is the host's
   bool il;                // CL_DEVICE_IL_VERSION names SPIR-V
   std::string name;
   // Names the platform and device in the binaries this server hands out

@@ -188,13 +188,10 @@ bool Session::svm_host_transfer(const Decoded &d, Queue &q)
                  ? find_buffer(rd ? c.src_id : c.dst_id)
                  : nullptr;
   void *p = n != 0 ? svm_find(at, n) : nullptr;
-  cl_device_type type = 0;
-  if (p != nullptr) {
-    const SvmAlloc &a = (--svm_.upper_bound(at))->second;
-    clGetDeviceInfo(devs_.devices[a.device].id, CL_DEVICE_TYPE, sizeof type,
-                    &type, nullptr);
-  }
-  if (buf == nullptr || p == nullptr || !(type & CL_DEVICE_TYPE_CPU) ||
+  const bool cpu =
+      p != nullptr &&
+      devs_.devices[(--svm_.upper_bound(at))->second.device].cpu;
+  if (buf == nullptr || !cpu ||
       c.data_size != 0 || !in_bounds(*buf, off, n)) {
     LOG_ERR(sid_,
             "buffer transfer %llu of %llu bytes at %#llx: no CPU device's "
